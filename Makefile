@@ -1,0 +1,47 @@
+# Two commands for a newcomer: `make lab` and `make test`. Both create .venv when it is missing.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# JupyterLab refuses to start as root unless told; detect it rather than ask the learner.
+ROOT_FLAG := $(shell [ "$$(id -u)" = "0" ] && echo --allow-root)
+PORT   ?= 8888
+
+.PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom clean
+
+help:
+	@echo "make lab        start the course in JupyterLab (installs into $(VENV) first)"
+	@echo "make test       run unit tests and every notebook (installs first)"
+	@echo "make bench      time the suite, each lesson, the import and the widgets"
+	@echo "make exercises  regenerate exercises/ from solutions/"
+	@echo "make e2e        drive a real JupyterLab in headless Chromium"
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m course_lib.setup_lab
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir="$(CURDIR)" notebooks/04_roofline.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax tests notebooks solutions
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests
+
+notebooks: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax notebooks solutions
+
+bench: $(STAMP)
+	$(BIN)/python tools/bench.py
+
+exercises: $(STAMP)
+	$(BIN)/python -m course_lib.exercises generate
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .hypothesis

@@ -1,0 +1,68 @@
+"""The one piece of wiring every explorer shares.
+
+``FigureExplorer`` owns a fixed-height output area and a row of controls. On every change it
+calls ``compute(**values)`` (a pure function), then ``draw(result)`` (a plot_* function that
+returns a Figure), and shows the figure as one PNG image; the last result stays on
+``explorer.result`` for the next cell. Errors from bad control combinations are shown as one
+line in the output, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import Callable
+
+__all__ = ["FigureExplorer"]
+
+
+class FigureExplorer:
+    def __init__(self, controls: dict, compute: Callable, draw: Callable,
+                 describe: Callable | None = None, height_px: int = 430, title: str = ""):
+        import ipywidgets as widgets
+        self._widgets = widgets
+        self.controls = dict(controls)
+        self.compute = compute
+        self.draw = draw
+        self.describe = describe
+        self.result = None
+        self.last_update_s = None
+        self.image = widgets.Image(format="png", layout=widgets.Layout(height=f"{height_px}px", width="auto"))
+        self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
+        box_items = list(self.controls.values())
+        rows = [widgets.HBox(box_items[i:i + 3]) for i in range(0, len(box_items), 3)]
+        header = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        self.widget = widgets.VBox(header + rows + [self.text, self.image])
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        self.update()
+
+    def values(self) -> dict:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def _on_change(self, _change) -> None:
+        self.update()
+
+    def update(self) -> None:
+        """Recompute and redraw; the figure is rendered to PNG bytes and then closed."""
+        import matplotlib
+        import matplotlib.pyplot as plt
+        start = time.perf_counter()
+        try:
+            result = self.compute(**self.values())
+        except (ValueError, TypeError) as exc:
+            self.text.value = f"<span style='color:#b00'>{exc}</span>"
+            return
+        self.result = result
+        with matplotlib.rc_context({"figure.dpi": 80}):
+            fig = self.draw(result)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", bbox_inches="tight")
+            plt.close(fig)
+        self.image.value = buf.getvalue()
+        self.text.value = self.describe(result) if self.describe else ""
+        self.last_update_s = time.perf_counter() - start
+
+    def _ipython_display_(self):
+        from IPython.display import display
+        display(self.widget)
