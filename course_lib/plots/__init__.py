@@ -24,4 +24,6 @@ def new_axes(ax=None, figsize=(7.5, 4.2)):
     if ax is not None:
         return ax.figure, ax
     fig, ax = plt.subplots(figsize=figsize)
+    # Fixed margins instead of a layout engine: widgets redraw often and must stay fast.
+    fig.subplots_adjust(left=0.11, right=0.97, bottom=0.13, top=0.91)
     return fig, ax

@@ -1,0 +1,271 @@
+"""Measure the learner's own machine with NumPy: bandwidth, matmul FLOP/s, and kernels on a roofline.
+
+Every measurement takes the best of a few repeats (the least disturbed run), counts the bytes
+each NumPy pass really moves (``out=`` passes, no hidden temporaries), and stays short: the
+whole default run finishes in about a second. Drawing: ``course_lib.plots.roofline``.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._validate import check_int, check_number
+from .progress import Progress
+from .roofline import attainable_flops
+
+__all__ = [
+    "time_best",
+    "last_level_cache_bytes",
+    "stream_array_bytes",
+    "cpu_description",
+    "MachineRoofline",
+    "KernelMeasurement",
+    "measure_bandwidth",
+    "measure_matmul_flops",
+    "measure_machine",
+    "measure_kernels",
+    "gpu_status",
+]
+
+
+def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.0) -> float:
+    """Best wall time of ``fn()`` over ``repeats`` runs (seconds); keeps going until ``min_time_s``."""
+    if not callable(fn):
+        raise TypeError("fn must be a callable taking no arguments")
+    repeats = check_int("repeats", repeats, min_value=1)
+    min_time_s = check_number("min_time_s", min_time_s, min_value=0)
+    best = float("inf")
+    spent = 0.0
+    runs = 0
+    while runs < repeats or spent < min_time_s:
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        best = min(best, elapsed)
+        spent += elapsed
+        runs += 1
+        if runs >= 1000:
+            break
+    return best
+
+
+def last_level_cache_bytes() -> int | None:
+    """Size of this CPU's largest cache in bytes, where the OS reports it (Linux); else None."""
+    for name in ("SC_LEVEL3_CACHE_SIZE", "SC_LEVEL2_CACHE_SIZE"):
+        try:
+            size = os.sysconf(name)
+        except (ValueError, OSError, AttributeError):
+            continue
+        if size and size > 0:
+            return int(size)
+    sizes = []
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            text = open(path).read().strip().upper()
+        except OSError:
+            continue
+        scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            sizes.append(int(digits) * scale)
+    return max(sizes) if sizes else None
+
+
+def stream_array_bytes(factor: int = 2, floor: int = 64 * 2 ** 20) -> int:
+    """Bytes per array for bandwidth runs: ``factor`` x the last-level cache, at least ``floor``."""
+    llc = last_level_cache_bytes() or 0
+    return max(floor, factor * llc)
+
+
+def cpu_description() -> str:
+    """A one-line description of this CPU: model name where Linux exposes it, and core count."""
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} logical cores"
+
+
+@dataclass(frozen=True)
+class MachineRoofline:
+    """The learner's measured roofs: sustained bandwidth (bytes/s) and matmul FLOP/s."""
+
+    description: str
+    copy_bandwidth_bytes_per_s: float
+    triad_bandwidth_bytes_per_s: float
+    scale_bandwidth_bytes_per_s: float
+    peak_flops: float
+    gemm_size: int
+    array_bytes: int
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """The memory roof: the best of the three sustained streams."""
+        return max(self.copy_bandwidth_bytes_per_s, self.triad_bandwidth_bytes_per_s,
+                   self.scale_bandwidth_bytes_per_s)
+
+    @property
+    def ridge_point(self) -> float:
+        return self.peak_flops / self.bandwidth_bytes_per_s
+
+
+def measure_bandwidth(array_bytes: int | None = None, repeats: int = 3) -> tuple[float, float, float]:
+    """Sustained (copy, triad, scale) bandwidth in bytes/s on float64 arrays of ``array_bytes``.
+
+    copy:  dst[:] = src                 counted as 2 arrays (one read, one write)
+    triad: a = b * s; a += c            counted as 5 arrays (two passes, no temporaries)
+    scale: x *= s, in place             counted as 2 arrays (read and write the same lines)
+    Writing to a line that is not in cache first reads it ("write-allocate"), so copy and triad
+    move more bytes than we count and report less; the in-place scale does not, and is usually
+    the highest. Arrays are far larger than the last-level cache: by default twice its size,
+    and at least 64 MiB, so no level of cache can hold even one of them.
+    """
+    array_bytes = stream_array_bytes() if array_bytes is None else array_bytes
+    array_bytes = check_int("array_bytes", array_bytes, min_value=8 * 1024)
+    n = array_bytes // 8
+    src = np.ones(n)
+    dst = np.empty(n)
+    c = np.full(n, 2.0)
+    t_copy = time_best(lambda: np.copyto(dst, src), repeats)
+
+    def triad():
+        np.multiply(src, 3.0, out=dst)
+        np.add(dst, c, out=dst)
+
+    t_triad = time_best(triad, repeats)
+    t_scale = time_best(lambda: np.multiply(c, 1.0, out=c), repeats)
+    return 2 * n * 8 / t_copy, 5 * n * 8 / t_triad, 2 * n * 8 / t_scale
+
+
+def measure_matmul_flops(n: int = 1024, dtype=np.float32, repeats: int = 3) -> float:
+    """Sustained FLOP/s of an n x n x n NumPy matmul: 2 n^3 / best time."""
+    n = check_int("n", n, min_value=1)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, n)).astype(dtype)
+    out = np.empty((n, n), dtype=dtype)
+    t = time_best(lambda: np.matmul(a, b, out=out), repeats)
+    return 2.0 * n ** 3 / t
+
+
+def measure_machine(array_bytes: int | None = None, gemm_size: int = 1024, progress: bool = True) -> MachineRoofline:
+    """Measure this machine's two roofs (about half a second with the defaults)."""
+    with Progress(2, "measuring roofs", enabled=progress) as bar:
+        array_bytes = stream_array_bytes() if array_bytes is None else array_bytes
+        copy_bw, triad_bw, scale_bw = measure_bandwidth(array_bytes)
+        bar.update()
+        peak = measure_matmul_flops(gemm_size)
+        bar.update()
+    return MachineRoofline(cpu_description(), copy_bw, triad_bw, scale_bw, peak, gemm_size, array_bytes)
+
+
+@dataclass(frozen=True)
+class KernelMeasurement:
+    """One NumPy kernel: its FLOP and bytes, the best time, and the roofline's prediction."""
+
+    name: str
+    flops: float
+    bytes_moved: float
+    seconds: float
+    predicted_flops: float
+
+    @property
+    def intensity_flops_per_byte(self) -> float:
+        return self.flops / self.bytes_moved
+
+    @property
+    def measured_flops(self) -> float:
+        return self.flops / self.seconds
+
+    @property
+    def fraction_of_prediction(self) -> float:
+        return self.measured_flops / self.predicted_flops
+
+
+def _kernels(n_stream: int, gemv_n: int, gemm_sizes, rng):
+    """(name, flops, bytes, fn) for each kernel; bytes count what each NumPy pass moves."""
+    f32 = np.float32
+    x = rng.standard_normal(n_stream).astype(f32)
+    y = rng.standard_normal(n_stream).astype(f32)
+    tmp = np.empty_like(x)
+    e = 4  # bytes per float32
+
+    def axpy():              # y = 2x + y as two passes: tmp = 2x; y += tmp
+        np.multiply(x, 2.0, out=tmp)
+        np.add(y, tmp, out=y)
+
+    def chain():             # eight in-place elementwise passes, 1 FLOP each
+        np.copyto(tmp, x)
+        for _ in range(4):
+            np.multiply(tmp, 1.0001, out=tmp)
+            np.add(tmp, 0.5, out=tmp)
+
+    kernels = [
+        ("axpy", 2.0 * n_stream, 5.0 * e * n_stream, axpy),
+        ("8-op chain", 8.0 * n_stream, (2 + 8 * 2) * e * n_stream, chain),
+    ]
+    a = rng.standard_normal((gemv_n, gemv_n)).astype(f32)
+    v = rng.standard_normal(gemv_n).astype(f32)
+    w = np.empty(gemv_n, dtype=f32)
+    kernels.append((f"GEMV {gemv_n}", 2.0 * gemv_n ** 2, e * (gemv_n ** 2 + 2 * gemv_n),
+                    lambda: np.matmul(a, v, out=w)))
+    for size in gemm_sizes:
+        p = rng.standard_normal((size, size)).astype(f32)
+        q = rng.standard_normal((size, size)).astype(f32)
+        r = np.empty((size, size), dtype=f32)
+        kernels.append((f"GEMM {size}", 2.0 * size ** 3, 3.0 * e * size ** 2,
+                        (lambda p=p, q=q, r=r: np.matmul(p, q, out=r))))
+    return kernels
+
+
+def measure_kernels(machine: MachineRoofline, n_stream: int | None = None, gemv_n: int | None = None,
+                    gemm_sizes=(32, 128, 512), repeats: int = 3, rng=None,
+                    progress: bool = True) -> list[KernelMeasurement]:
+    """Time NumPy kernels (axpy, an 8-op chain, GEMV, GEMMs) and predict each from ``machine``."""
+    if not isinstance(machine, MachineRoofline):
+        raise TypeError("machine must be the MachineRoofline that measure_machine() returns")
+    n_stream = stream_array_bytes() // 4 if n_stream is None else n_stream
+    n_stream = check_int("n_stream", n_stream, min_value=1024)
+    if gemv_n is None:       # a float32 matrix as large as one streaming array: far beyond cache
+        gemv_n = int(np.sqrt(stream_array_bytes() / 4))
+    gemv_n = check_int("gemv_n", gemv_n, min_value=2)
+    gemm_sizes = [check_int("gemm_sizes[i]", s, min_value=2) for s in gemm_sizes]
+    rng = np.random.default_rng(0) if rng is None else rng
+    kernels = _kernels(n_stream, gemv_n, gemm_sizes, rng)
+    results = []
+    with Progress(len(kernels), "timing kernels", enabled=progress) as bar:
+        for name, flops, bytes_moved, fn in kernels:
+            seconds = time_best(fn, repeats, min_time_s=0.01)
+            predicted = attainable_flops(flops / bytes_moved, machine.peak_flops, machine.bandwidth_bytes_per_s)
+            results.append(KernelMeasurement(name, flops, bytes_moved, seconds, predicted))
+            bar.update()
+    return results
+
+
+def gpu_status() -> tuple[bool, str]:
+    """(True, device name) when PyTorch or CuPy sees a GPU; else (False, one-line reason)."""
+    try:
+        import torch  # noqa: F401
+        if torch.cuda.is_available():
+            return True, f"PyTorch sees {torch.cuda.get_device_name(0)}"
+    except ImportError:
+        pass
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            return True, "CuPy sees a GPU"
+    except Exception:  # cupy missing or no driver: either way, no GPU to measure
+        pass
+    return False, "No GPU with PyTorch or CuPy here: the GPU cells are skipped; everything else runs on the CPU."
