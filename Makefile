@@ -14,6 +14,9 @@ help:
 	@echo "make test       run unit tests and every notebook (installs first)"
 	@echo "make bench      time the suite, each lesson, the import and the widgets"
 	@echo "make exercises  regenerate exercises/ from solutions/"
+	@echo "make workspace  copy the exercises into DIR=my_work (never overwrites your changes)"
+	@echo "make progress   show which exercises in DIR=my_work pass"
+	@echo "make classroom  write an nbgrader course source to build/classroom"
 	@echo "make e2e        drive a real JupyterLab in headless Chromium"
 
 $(STAMP): pyproject.toml
@@ -38,10 +41,28 @@ notebooks: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax notebooks solutions
 
 bench: $(STAMP)
-	$(BIN)/python tools/bench.py
+	$(BIN)/python tools/bench.py $(BENCH_ARGS)
 
 exercises: $(STAMP)
 	$(BIN)/python -m course_lib.exercises generate
+
+DIR ?= my_work
+workspace: $(STAMP)
+	$(BIN)/python -m course_lib.exercises workspace $(DIR)
+
+progress: $(STAMP)
+	$(BIN)/python -m course_lib.exercises progress $(DIR)
+
+classroom: $(STAMP)
+	$(BIN)/python -m course_lib.exercises nbgrader build/classroom
+
+E2E_STAMP := $(VENV)/.installed-e2e
+$(E2E_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[test,e2e]"
+	@touch $(E2E_STAMP)
+
+e2e: $(E2E_STAMP)
+	$(BIN)/python -m pytest -q -p no:xdist e2e
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

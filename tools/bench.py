@@ -1,0 +1,132 @@
+"""`make bench`: the course's speed figures on this machine. Measured, printed, never asserted.
+
+Prints: the time of the whole test suite, each lesson's execution time (target <= 5 s), the time
+of `import course_lib` and of its compute modules (target <= 0.5 s), the widget update latency
+(compute + redraw to PNG, median of repeats; target <= 100 ms), then whatever each
+tools/bench_<topic>.py reports from its run(). Results also go to build/bench.json.
+
+    python tools/bench.py [--no-suite] [--only NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = {"lesson_s": 5.0, "import_s": 0.5, "widget_update_ms": 100.0}
+
+
+def _run(cmd) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def bench_suite() -> float:
+    return _run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile", "--nbval-lax",
+                 "tests", "notebooks", "solutions"])
+
+
+def bench_lessons() -> dict:
+    """Execute each lesson in a fresh kernel (nbclient) and time the execution alone."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    times = {}
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py")):
+        nb = jupytext.read(path)
+        client = NotebookClient(nb, timeout=120, kernel_name="python3",
+                                resources={"metadata": {"path": str(path.parent)}})
+        with client.setup_kernel():
+            start = time.perf_counter()
+            for index, cell in enumerate(nb.cells):
+                client.execute_cell(cell, index)
+            times[path.stem] = time.perf_counter() - start
+    return times
+
+
+def bench_import() -> dict:
+    code = ("import time; t = time.perf_counter(); import {mod}; "
+            "print(time.perf_counter() - t)")
+    out = {}
+    for mod in ("course_lib", "course_lib.hardware, course_lib.roofline"):
+        samples = []
+        for _ in range(5):
+            res = subprocess.run([sys.executable, "-c", code.format(mod=mod)], cwd=ROOT,
+                                 capture_output=True, text=True, check=True)
+            samples.append(float(res.stdout.strip()))
+        out[mod] = statistics.median(samples)
+    return out
+
+
+def bench_widget(repeats: int = 15) -> float:
+    """Median seconds of one roofline-explorer update (compute + draw + PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from course_lib.widgets.roofline import roofline_explorer
+
+    explorer = roofline_explorer()
+    samples = []
+    for i in range(repeats):
+        explorer.controls["m"].value = 1 + 97 * i      # each change triggers one update
+        samples.append(explorer.last_update_s)
+    return statistics.median(samples)
+
+
+def bench_topics(only: str | None) -> dict:
+    figures = {}
+    for path in sorted((ROOT / "tools").glob("bench_*.py")):
+        name = path.stem.removeprefix("bench_")
+        if only and only != name:
+            continue
+        spec = importlib.util.spec_from_file_location(f"bench_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+            figures[name] = module.run()
+        except Exception as exc:  # one broken benchmark must not hide the others
+            figures[name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return figures
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-suite", action="store_true", help="skip timing the whole test suite")
+    parser.add_argument("--only", help="run only tools/bench_<ONLY>.py (and skip the rest)")
+    args = parser.parse_args(argv)
+    report = {}
+    if not args.only:
+        if not args.no_suite:
+            report["suite_s"] = bench_suite()
+            print(f"test suite (make test's pytest):  {report['suite_s']:.1f} s")
+        report["import_s"] = bench_import()
+        for mod, t in report["import_s"].items():
+            print(f"import {mod:40s} {t * 1e3:7.1f} ms   (target <= {TARGETS['import_s'] * 1e3:.0f} ms)")
+        report["widget_update_ms"] = 1e3 * bench_widget()
+        print(f"roofline widget update (median)         {report['widget_update_ms']:7.1f} ms   "
+              f"(target <= {TARGETS['widget_update_ms']:.0f} ms)")
+        report["lesson_s"] = bench_lessons()
+        for name, t in report["lesson_s"].items():
+            flag = "" if t <= TARGETS["lesson_s"] else "   OVER TARGET"
+            print(f"lesson {name:32s} {t:7.2f} s    (target <= {TARGETS['lesson_s']:.0f} s){flag}")
+    report["topics"] = bench_topics(args.only)
+    for name, figures in report["topics"].items():
+        print(f"\n[{name}]")
+        for key, value in figures.items():
+            print(f"  {key:50s} {value:.4g}" if isinstance(value, float) else f"  {key:50s} {value}")
+    out = ROOT / "build" / "bench.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=str))
+    print(f"\nwritten to {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
