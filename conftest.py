@@ -40,11 +40,28 @@ if _nbval_plugin is not None:
                 _nbval_plugin.nbformat = original
 
 
+def _is_lesson(file_path: Path, config) -> bool:
+    return (file_path.suffix == ".py" and file_path.parent.name in _LESSON_DIRS | {"exercises"}
+            and file_path.parent.parent == Path(str(config.rootpath)))
+
+
+class _NotAModule(pytest.File):
+    """Placeholder so pytest never imports a lesson named on the command line as a test module."""
+
+    def collect(self):
+        return []
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent):
+    if _is_lesson(module_path, parent.config):
+        return _NotAModule.from_parent(parent, path=module_path)
+    return None
+
+
 def pytest_collect_file(file_path: Path, parent):
     opt = parent.config.option
     if _nbval_plugin is None or not (opt.nbval or opt.nbval_lax):
         return None
-    if file_path.suffix == ".py" and file_path.parent.name in _LESSON_DIRS \
-            and file_path.parent.parent == Path(str(parent.config.rootpath)):
+    if _is_lesson(file_path, parent.config) and file_path.parent.name in _LESSON_DIRS:
         return JupytextNbFile.from_parent(parent, path=file_path)
     return None

@@ -1,0 +1,77 @@
+"""Checks for lesson 01, throughput and latency (answers in solutions/01_throughput_latency.py).
+
+Every expected value is computed from ``course_lib`` when a check runs; none is typed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.hardware import get_accelerator, list_accelerators
+from course_lib.latency import littles_law, occupancy, simulate_latency_hiding
+
+__all__ = ["EXERCISES"]
+
+
+def _a100_limiter() -> str:
+    """128-thread blocks, 40 registers per thread, 40 KiB of shared memory per block, on an A100."""
+    return occupancy(128, 40, 40 * 1024, "A100").limiter
+
+
+def _h200_kb_in_flight_per_sm() -> float:
+    """Bytes in flight per SM the H200 needs at the lessons' assumed latency, in kB (1e3 bytes)."""
+    return littles_law("H200").bytes_in_flight_per_sm / 1e3
+
+
+def _warps_for_90_percent() -> int:
+    """Smallest N whose simulated utilisation reaches 0.9 with C = 24, L = 700, one scheduler."""
+    sweep = simulate_latency_hiding(np.arange(1, 65), 24, 700)
+    return int(sweep.n_warps[np.argmax(sweep.utilisation >= 0.9 - 1e-12)])
+
+
+def _warps_by_registers(registers_per_thread, accelerator):
+    """Reference: with one-warp blocks, blocks allowed by registers = warps allowed by registers."""
+    return occupancy(32, registers_per_thread, 0, accelerator).block_limits["registers"]
+
+
+def _register_cases(rng) -> list:
+    nvidia = [n for n in list_accelerators("gpu") if get_accelerator(n).register_alloc_unit]
+    cases = [((255, "H100 SXM"), {}), ((33, "A100 SXM 80GB"), {})]
+    for _ in range(10):
+        regs = int(rng.integers(1, 256))
+        cases.append(((regs, nvidia[int(rng.integers(len(nvidia)))]), {}))
+    return cases
+
+
+EXERCISES = [
+    ChoiceExercise(
+        "01.1", expected=_a100_limiter, choices=("warps", "registers", "shared memory", "blocks"),
+        form="a string: 'warps', 'registers', 'shared memory' or 'blocks'",
+        hints=("Work out how many blocks each resource alone allows; the smallest wins.",
+               "Shared memory per block is the request plus the reserved 1 KiB, rounded up to 128 B; "
+               "compare with the A100's shared memory per SM.",
+               "Registers: 40 x 32 = 1280 per warp, allocated from four sub-partitions of 16,384.")),
+    ValueExercise(
+        "01.2", expected=_h200_kb_in_flight_per_sm, rel_tol=1e-3,
+        form="a float: kilobytes (1 kB = 1000 bytes) per SM",
+        hints=("Little's law: bytes in flight = bandwidth x latency.",
+               "Use get_accelerator('H200').mem_bandwidth and ASSUMED_DRAM_LATENCY_S, then share the "
+               "result among the SMs.",
+               "Divide by sm_count, then by 1e3 for kB.")),
+    ValueExercise(
+        "01.3", expected=_warps_for_90_percent, rel_tol=0.0, abs_tol=0.0,
+        form="an integer: the number of resident warps (exact)",
+        hints=("Run simulate_latency_hiding(np.arange(1, 65), 24, 700) and look at .utilisation.",
+               "Find the first entry that reaches 0.9; n_warps starts at 1, not 0.",
+               "Check it against the formula: N C / (C + L) >= 0.9.")),
+    FunctionExercise(
+        "01.4", reference=_warps_by_registers, make_cases=_register_cases, rel_tol=0.0,
+        form="a function warps_by_registers(registers_per_thread, accelerator) returning an int: "
+             "the warps per SM the register file allows",
+        hints=("Registers are given to a warp in units of register_alloc_unit: round 32 x r up.",
+               "The register file is split among warp_alloc_granularity sub-partitions; a warp "
+               "lives in one of them.",
+               "Whole warps per sub-partition, times the number of sub-partitions; "
+               "acc.registers_per_sm is the register count.")),
+]

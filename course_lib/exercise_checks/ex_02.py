@@ -1,0 +1,85 @@
+"""Checks for lesson 02, SIMT and divergence (answers in solutions/02_simt_divergence.py).
+
+Every expected value is computed from ``course_lib`` when a check runs; none is typed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.hardware import get_accelerator
+from course_lib.simt import Let, While, aos_addresses, coalescing, run_simt, soa_addresses
+
+__all__ = ["EXERCISES", "loop_kernel"]
+
+
+def _layout_with_fewer_bytes() -> str:
+    """A warp reads one 4-byte field of 16-byte structs: AoS or SoA moves fewer bytes?"""
+    aos = coalescing(aos_addresses(16, 4)).bytes_moved
+    soa = coalescing(soa_addresses(1, 4, n_elements=10_000)).bytes_moved
+    return "same" if aos == soa else ("aos" if aos < soa else "soa")
+
+
+def _wave_divergence_share() -> float:
+    """Share of MI300X wavefronts that diverge when each thread branches with probability 0.05."""
+    width = get_accelerator("MI300X").warp_size
+    rho = 0.05
+    return 1 - rho ** width - (1 - rho) ** width
+
+
+def loop_kernel():
+    """Lane t runs (t % 7) + 1 iterations of a three-instruction body."""
+    return [Let("i", lambda v: 0),
+            While(lambda v: v["i"] < v["tid"] % 7 + 1,
+                  [Let("a", lambda v: v["i"] * 2), Let("a", lambda v: v["a"] + 1),
+                   Let("i", lambda v: v["i"] + 1)])]
+
+
+def _loop_efficiency() -> float:
+    return run_simt(loop_kernel(), 1000).simt_efficiency
+
+
+def _sectors(addresses, bytes_per_access):
+    return coalescing(np.asarray(addresses), bytes_per_access).n_sectors
+
+
+def _sector_cases(rng) -> list:
+    cases = [((np.arange(32) * 4 + 4, 4), {}), ((np.full(7, 100), 8), {})]
+    for _ in range(10):
+        lanes = int(rng.integers(1, 64)) | 1
+        size = int(rng.choice([1, 2, 4, 8, 16]))
+        stride = int(rng.integers(0, 50))
+        base = int(rng.integers(0, 1000))
+        addr = base + np.arange(lanes) * stride
+        cases.append(((rng.permutation(addr), size), {}))
+    return cases
+
+
+EXERCISES = [
+    ChoiceExercise(
+        "02.1", expected=_layout_with_fewer_bytes, choices=("aos", "soa", "same"),
+        form="a string: 'aos', 'soa' or 'same'",
+        hints=("Count the bytes between lane 0's address and lane 31's in each layout.",
+               "Memory moves whole 32-byte sectors; in AoS each lane's 4 bytes sit 16 bytes apart.",
+               "coalescing(aos_addresses(16, 4)).bytes_moved against coalescing(soa_addresses(1)).bytes_moved.")),
+    ValueExercise(
+        "02.2", expected=_wave_divergence_share, rel_tol=1e-6,
+        form="a float between 0 and 1: the fraction of wavefronts that diverge",
+        hints=("A group is uniform when all its lanes branch, or none do.",
+               "Use the MI300X's warp_size from the catalog as W.",
+               "1 - rho**W - (1 - rho)**W.")),
+    ValueExercise(
+        "02.3", expected=_loop_efficiency, rel_tol=1e-9,
+        form="a float between 0 and 1: SIMT efficiency of the whole kernel",
+        hints=("run_simt(kernel, 1000) returns a result with .simt_efficiency.",
+               "Build the kernel exactly as the task states: the loop test counts as an instruction.",
+               "Check your number by hand for one warp: which lane runs longest?")),
+    FunctionExercise(
+        "02.4", reference=_sectors, make_cases=_sector_cases, rel_tol=0.0,
+        form="a function sectors_touched(addresses, bytes_per_access) returning an int",
+        hints=("An access of b bytes at address a covers bytes a to a + b - 1.",
+               "Its sectors run from a // 32 to (a + b - 1) // 32; an access may straddle two.",
+               "Collect every lane's sectors in a set (or np.unique) and count them; lane order "
+               "does not matter.")),
+]

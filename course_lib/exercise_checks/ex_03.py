@@ -1,0 +1,99 @@
+"""Checks for lesson 03, the memory hierarchy (answers in solutions/03_memory_hierarchy.py).
+
+Every expected value is computed from ``course_lib`` when a check runs; none is typed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.hardware import get_accelerator
+from course_lib.memory import (N_BANKS, BANK_BYTES, conflict_degree, copy_hidden, simulate_cache,
+                               transfer_time_s)
+
+__all__ = ["EXERCISES", "WAYS_CHOICES", "conflict_trace"]
+
+#: Associativities the exploration exercise 03.3 chooses from.
+WAYS_CHOICES = (1, 2, 4, 8, 16, 32)
+
+
+def conflict_trace() -> np.ndarray:
+    """Exercise 03.3's trace: six addresses 4 KiB apart, visited round-robin 500 times."""
+    return np.tile(np.arange(6) * 4096, 500)
+
+
+def _h200_tile_verdict() -> str:
+    """A 256 x 256 BF16 output tile, k step 64, fed from HBM at one SM's share of an H200."""
+    acc = get_accelerator("H200")
+    m = n = 256
+    k = 64
+    t_copy = 2 * k * (m + n) / (acc.mem_bandwidth / acc.sm_count)
+    t_compute = 2 * m * n * k / (acc.peak("bf16") / acc.sm_count)
+    return "hidden" if copy_hidden(t_copy, t_compute) else "exposed"
+
+
+def _weights_from_host_ms() -> float:
+    """14 GB of BF16 weights (7 billion parameters) copied host -> H100 SXM over PCIe, one direction, ms."""
+    acc = get_accelerator("H100 SXM")
+    return transfer_time_s(7e9 * 2, acc.host_link_bandwidth / 2) * 1e3
+
+
+def _fewest_ways() -> int:
+    """Smallest associativity in WAYS_CHOICES giving a 16 KiB, 64 B-line LRU cache >= 90% hits."""
+    trace = conflict_trace()
+    for ways in WAYS_CHOICES:
+        if simulate_cache(trace, 16 * 1024, 64, ways).hit_rate >= 0.9:
+            return ways
+    raise RuntimeError("no associativity reaches 90% hits")
+
+
+def _bank_cases(rng) -> list:
+    """One warp's 32 byte addresses (4-byte aligned) per case: strided, random, broadcast, mixed."""
+    lanes = np.arange(32)
+    cases = []
+    for stride in (1, 2, 6, 32, 33, 48, 0):
+        cases.append(((lanes * stride * BANK_BYTES + 4 * int(rng.integers(0, 97)),), {}))
+    for _ in range(8):
+        words = rng.integers(0, 3 * N_BANKS + 7, size=32)
+        cases.append(((words * BANK_BYTES,), {}))
+    duplicated = rng.integers(0, 200, size=32)
+    duplicated[::3] = duplicated[0]                    # several lanes share one word: a broadcast
+    cases.append(((duplicated * BANK_BYTES,), {}))
+    return cases
+
+
+def _reference_degree(byte_addresses) -> int:
+    return int(conflict_degree(np.asarray(byte_addresses)))
+
+
+EXERCISES = [
+    ChoiceExercise(
+        "03.1", expected=_h200_tile_verdict, choices=("hidden", "exposed"),
+        form="a string, 'hidden' or 'exposed'",
+        hints=("Double buffering hides the copy when t_copy <= t_compute for one k step of the tile.",
+               "One k step copies 2 k (M + N) bytes and computes 2 M N k FLOP; give the SM its share "
+               "(bandwidth / SMs, peak / SMs).",
+               "The condition reduces to M N / (M + N) >= the H200's BF16 ridge point; the H200 has "
+               "more bandwidth than the H100 but the same compute.")),
+    ValueExercise(
+        "03.2", expected=_weights_from_host_ms, rel_tol=1e-3,
+        form="a float: the time in milliseconds (ms)",
+        hints=("t = bytes / bandwidth; 7 billion BF16 parameters are 2 bytes each.",
+               "The catalog's host_link_bandwidth counts both directions; a copy uses one.",
+               "Divide by host_link_bandwidth / 2 and multiply seconds by 1e3.")),
+    ValueExercise(
+        "03.3", expected=_fewest_ways, rel_tol=0.0, abs_tol=0.0,
+        form=f"an integer: the number of ways, one of {WAYS_CHOICES}",
+        hints=("Keep the capacity at 16 KiB and the line at 64 B; only the number of ways changes, "
+               "and with it the number of sets.",
+               "Work out which set each of the six addresses falls into for each choice, or run "
+               "simulate_cache for each one.",
+               "Six lines that share one set need at least six ways in it to stay resident.")),
+    FunctionExercise(
+        "03.4", reference=_reference_degree, make_cases=_bank_cases, rel_tol=0.0,
+        form="a function passes(byte_addresses) taking 32 byte addresses and returning an int",
+        hints=("Word = address // 4, bank = word % 32.",
+               "Lanes reading the same word share one access: count distinct words per bank.",
+               "The answer is the largest count over the 32 banks (1 when there is no conflict).")),
+]

@@ -1,0 +1,112 @@
+"""Checks for lesson 04, the roofline (answers in solutions/04_roofline.py).
+
+Every expected value is computed from ``course_lib`` when a check runs; none is typed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.hardware import get_accelerator, list_accelerators
+from course_lib.roofline import (attainable_flops, matmul_intensity, matmul_kernel,
+                                 place_kernel, ridge_point)
+
+__all__ = ["EXERCISES"]
+
+
+def _attention_scores_bound() -> str:
+    """Q K^T for 4096 queries and keys, head dimension 128, BF16, on the B200."""
+    kernel = matmul_kernel("attention scores", 4096, 128, 4096, "bf16")
+    return place_kernel(kernel, "B200", "bf16").bound
+
+
+def _decode_gemv_time_us() -> float:
+    """Lower bound on one decode GEMV (1 x 8192 times 8192 x 8192, BF16) on the H200, in us."""
+    kernel = matmul_kernel("decode GEMV", 1, 8192, 8192, "bf16")
+    return place_kernel(kernel, "H200", "bf16").t_min_s * 1e6
+
+
+def _smallest_compute_bound_batch() -> int:
+    """Smallest m for which (m x 8192) @ (8192 x 8192) in BF16 reaches the H100 SXM's ridge.
+
+    Found by a sweep (the learner may solve the inequality instead): independent of any
+    closed form the learner might get wrong.
+    """
+    h100 = get_accelerator("H100 SXM")
+    ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
+    for m in range(1, 8193):
+        if matmul_intensity(m, 8192, 8192, 2) >= ridge:
+            return m
+    raise RuntimeError("no batch up to 8192 reaches the ridge")
+
+
+def _odd_size(rng, low, high) -> int:
+    """A random size no power-of-two block divides (odd), so tiles never fit it exactly."""
+    return int(rng.integers(low, high)) | 1
+
+
+def _intensity_cases(rng) -> list:
+    cases = [((1, 8191, 4097), {"bytes_per_element": 2})]           # a decode-like GEMV
+    for _ in range(10):
+        m, k, n = (_odd_size(rng, 1, 5000) for _ in range(3))
+        while len({m, k, n}) < 3:                                    # keep the shape asymmetric
+            n = _odd_size(rng, 1, 5000)
+        b = float(rng.choice([0.5, 1.0, 2.0, 4.0]))
+        cases.append(((m, k, n), {"bytes_per_element": b}))
+    return cases
+
+
+def _roofline_cases(rng) -> list:
+    names = list_accelerators()
+    cases = []
+    for _ in range(6):
+        acc = get_accelerator(names[int(rng.integers(len(names)))])
+        precision = "bf16" if "bf16" in acc.peak_flops else "fp16"
+        size = _odd_size(rng, 5, 200)
+        # Log-uniform intensities from 0.01 to 10^4 FLOP/byte: both sides of every ridge.
+        intensity = 10.0 ** rng.uniform(-2, 4, size=size)
+        cases.append(((intensity, acc.peak(precision), acc.mem_bandwidth), {}))
+    return cases
+
+
+EXERCISES = [
+    ChoiceExercise(
+        "04.1", expected=_attention_scores_bound, choices=("memory", "compute"),
+        form="a string, 'memory' or 'compute'",
+        hints=("Intensity is FLOP divided by bytes; a matmul reads A and B once and writes C once.",
+               "With k = 128 the output C (m x n) dominates the bytes moved, and it is written once "
+               "for only 2k FLOP per element.",
+               "Compare matmul_intensity(4096, 128, 4096, 2) with the B200's ridge point "
+               "get_accelerator('B200').ridge_point('bf16').")),
+    ValueExercise(
+        "04.2", expected=_decode_gemv_time_us, rel_tol=1e-3,
+        form="a float: the time in microseconds (us), not seconds",
+        hints=("The bound is t = max(F / peak, Q / bandwidth); compute both terms.",
+               "F = 2 m k n FLOP and Q = 2 (m k + k n + m n) bytes for a BF16 matmul; "
+               "which of the two times is larger for m = 1?",
+               "place_kernel(matmul_kernel('gemv', 1, 8192, 8192, 'bf16'), 'H200', 'bf16').t_min_s "
+               "is in seconds; multiply by 1e6.")),
+    ValueExercise(
+        "04.3", expected=_smallest_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
+        form="an integer: the number of tokens m (exact)",
+        hints=("Compute-bound means intensity >= ridge point; the intensity grows with m.",
+               "Sweep m = 1, 2, 3, ... with matmul_intensity(m, 8192, 8192, 2) and stop at the first "
+               "m that reaches the H100 SXM's BF16 ridge point.",
+               "Or solve 2 m k n / (2 (m k + k n + m n)) >= I* for m and round up; check the "
+               "neighbouring integers with the sweep.")),
+    FunctionExercise(
+        "04.4", reference=matmul_intensity, make_cases=_intensity_cases, rel_tol=1e-9,
+        form="a function matmul_intensity(m, k, n, bytes_per_element) returning FLOP per byte (a float)",
+        hints=("FLOP: one multiply and one add per term of each of the m x n dot products of length k.",
+               "Bytes: A is m x k, B is k x n, C is m x n; each element takes bytes_per_element bytes.",
+               "Did you count writing C, and do m and n appear in the right places? Test a shape "
+               "with m, k and n all different.")),
+    FunctionExercise(
+        "04.5", reference=attainable_flops, make_cases=_roofline_cases, rel_tol=1e-9,
+        form="a function roofline(intensity, peak_flops, bandwidth) returning a NumPy array of "
+             "FLOP/s, the same shape as intensity",
+        hints=("A kernel is bounded by the peak and by bandwidth x intensity: whichever is lower.",
+               "Work elementwise on the array: np.minimum, not Python's min.",
+               "Units: bandwidth in bytes/s times intensity in FLOP/byte gives FLOP/s.")),
+]

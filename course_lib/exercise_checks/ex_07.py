@@ -1,0 +1,94 @@
+"""Checks for lesson 07, inference economics (answers in solutions/07_inference_economics.py).
+
+Every expected value is computed from ``course_lib`` when a check runs; none is typed here.
+"""
+
+from __future__ import annotations
+
+from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.economics import (cost_per_million_tokens_usd, decode_step, get_model,
+                                  kv_cache_bytes_per_token, training_time_s)
+
+__all__ = ["EXERCISES"]
+
+#: The price the task states for exercise 07.3: an assumption given to the learner, not a fact.
+TASK_PRICE_USD_PER_DEVICE_HOUR = 3.10
+
+
+def _bound_70b_on_four_h200() -> str:
+    """Llama 3 70B split over 4 H200s, batch 32, 2048-token contexts, BF16."""
+    return decode_step("Llama 3 70B", "H200", 32, 2048, "bf16", n_devices=4).bound
+
+
+def _training_days_70b() -> float:
+    m = get_model("Llama 3 70B")
+    return training_time_s(m.params, 15e12, accelerator="H100 SXM", n_devices=2048, utilization=0.35) / 86400
+
+
+def _usd_per_million_mistral() -> float:
+    step = decode_step("Mistral 7B", "H200", 64, 3000, "fp8")
+    return cost_per_million_tokens_usd(step.tokens_per_s, TASK_PRICE_USD_PER_DEVICE_HOUR)
+
+
+def _first_compute_bound_batch() -> int:
+    """Llama 3 8B on the B200, int8 weights, 100-token contexts: found by a sweep."""
+    for b in range(1, 100_000):
+        if decode_step("Llama 3 8B", "B200", b, 100, "int8 weights").bound == "compute":
+            return b
+    raise RuntimeError("no batch below 100000 is compute-bound")
+
+
+def _kv_reference(layers, kv_heads, head_dim, bytes_per_element, context_tokens, batch):
+    return batch * context_tokens * kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element)
+
+
+def _kv_cases(rng) -> list:
+    cases = [((80, 8, 128, 2, 8191, 3), {})]                         # a Llama 3 70B-like case
+    for _ in range(10):
+        layers = int(rng.integers(1, 97)) | 1
+        kv_heads = int(rng.integers(1, 17))
+        head_dim = int(rng.integers(17, 257)) | 1
+        b = float(rng.choice([0.5, 1.0, 2.0, 4.0]))
+        context = int(rng.integers(1, 40_000)) | 1
+        batch = int(rng.integers(1, 100)) | 1
+        cases.append(((layers, kv_heads, head_dim, b, context, batch), {}))
+    return cases
+
+
+EXERCISES = [
+    ChoiceExercise(
+        "07.1", expected=_bound_70b_on_four_h200, choices=("memory", "compute"),
+        form='a string, "memory" or "compute"',
+        hints=("A decode step moves all weights plus every sequence's KV cache, and does about 2 FLOP "
+               "per weight per sequence plus a few FLOP per cached byte.",
+               "Compare the step's FLOP per byte with the H200's ridge point; splitting over four "
+               "devices divides FLOP and bytes alike.",
+               "decode_step('Llama 3 70B', 'H200', 32, 2048, 'bf16', n_devices=4).bound")),
+    ValueExercise(
+        "07.2", expected=_training_days_70b, rel_tol=1e-3,
+        form="a float: days (not seconds, not hours)",
+        hints=("t = 6 N D / (u * peak * G) gives seconds.",
+               "N is get_model('Llama 3 70B').params; the peak is the H100 SXM's dense BF16 rate.",
+               "Divide seconds by 86400 to get days.")),
+    ValueExercise(
+        "07.3", expected=_usd_per_million_mistral, rel_tol=1e-3,
+        form="a float: US dollars per million generated tokens",
+        hints=("First find tokens per second: batch / (time of one decode step).",
+               "decode_step('Mistral 7B', 'H200', 64, 3000, 'fp8') has tokens_per_s.",
+               "Dollars per million tokens = price per hour / 3600 / (tokens per second) * 1e6.")),
+    ValueExercise(
+        "07.4", expected=_first_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
+        form="an integer: the smallest batch size (exact)",
+        hints=("A step is compute-bound when its FLOP time reaches its memory time; both grow with the batch.",
+               "Sweep b = 1, 2, 3, ... with decode_step(...).bound, or solve crossover_batch and round up.",
+               "With int8 weights the matmuls still run at the 16-bit rate: the weights are cheaper to "
+               "read, the FLOP are not.")),
+    FunctionExercise(
+        "07.5", reference=_kv_reference, make_cases=_kv_cases, rel_tol=1e-12,
+        form="a function kv_cache_total_bytes(layers, kv_heads, head_dim, bytes_per_element, "
+             "context_tokens, batch) returning bytes (a number)",
+        hints=("Each layer stores a key and a value vector per KV head for every token.",
+               "One token's cache is 2 x layers x kv_heads x head_dim x bytes_per_element.",
+               "Multiply by the tokens of one sequence and by the number of sequences: it is linear "
+               "in both, and query heads do not appear.")),
+]

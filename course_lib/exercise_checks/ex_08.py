@@ -1,0 +1,75 @@
+"""Checks for lesson 08, beyond one chip (answers in solutions/08_beyond_one_chip.py).
+
+Every expected value is computed from ``course_lib`` when a check runs; none is typed here.
+"""
+
+from __future__ import annotations
+
+from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
+from course_lib.hardware import get_accelerator
+from course_lib.parallelism import comm_hidden, tensor_parallel_bytes_per_gpu, zero_model_state_bytes
+
+__all__ = ["EXERCISES"]
+
+
+def _tp_across_nodes() -> str:
+    """8-way tensor parallelism, width 8192, 4096 tokens, H100 SXM at half of peak, over InfiniBand."""
+    h, t, tokens = 8192, 8, 4096
+    flops = 24 * tokens * h * h / t                                     # one layer's forward matmuls
+    comm = tensor_parallel_bytes_per_gpu(1, tokens, h, t) / 2           # its two forward all-reduces
+    net = get_link("H100 SXM", "network")
+    hidden = comm_hidden(flops, comm, get_accelerator("H100 SXM").peak("bf16"), net.bandwidth_bytes_per_s, 0.5)
+    return "hidden" if hidden else "exposed"
+
+
+def _h200_all_reduce_ms() -> float:
+    """Ring all-reduce of 13 B bf16 gradients over 8 H200s on NVLink, alpha-beta, in ms."""
+    return collective_time_s("all_reduce", 2 * 13e9, 8, get_link("H200", "nvlink")) * 1e3
+
+
+def _busiest_link_bytes() -> float:
+    """Largest bytes over one link of a ring all-reduce of 23 float32 values on 6 ranks."""
+    return float(ring_all_reduce_link_bytes(23, 6, 4).max())
+
+
+def _zero_bytes(n_params, dp, stage):
+    return zero_model_state_bytes(n_params, dp, stage).total
+
+
+def _zero_cases(rng) -> list:
+    cases = [((7.5e9, 64, 0), {}), ((7.5e9, 64, 3), {}), ((1.3e9, 1, 2), {})]
+    for _ in range(12):
+        n_params = float(rng.uniform(1e8, 3e11))
+        dp = int(rng.choice([3, 5, 7, 12, 48, 96, 100, 1000]))
+        cases.append(((n_params, dp, int(rng.integers(0, 4))), {}))
+    return cases
+
+
+EXERCISES = [
+    ChoiceExercise(
+        "08.1", expected=_tp_across_nodes, choices=("hidden", "exposed"),
+        form="a string: 'hidden' or 'exposed'",
+        hints=("Compare the layer's FLOP per byte of tensor-parallel traffic with the link's ridge point.",
+               "For tensor parallelism the ratio is 3h/(t-1) FLOP per byte, whatever the batch.",
+               "The link's ridge is efficiency x peak / bandwidth, with the network's 50 GB/s per direction.")),
+    ValueExercise(
+        "08.2", expected=_h200_all_reduce_ms, rel_tol=1e-3,
+        form="a float: milliseconds",
+        hints=("A ring all-reduce takes 2(n-1) alpha + 2(n-1)/n * S / beta.",
+               "S is the gradient size in bytes (2 per bf16 value); get_link('H200', 'nvlink') gives "
+               "alpha and the per-direction beta.",
+               "collective_time_s returns seconds: multiply by 1e3.")),
+    ValueExercise(
+        "08.3", expected=_busiest_link_bytes, rel_tol=0.0, abs_tol=0.0,
+        form="a number: bytes (exact)",
+        hints=("Run simulate_ring_all_reduce on a (6, 23) float32 array and look at .link_bytes.",
+               "23 does not divide by 6, so the chunks differ and the links do not all carry the same.",
+               "Take the maximum over the links; each float32 is 4 bytes.")),
+    FunctionExercise(
+        "08.4", reference=_zero_bytes, make_cases=_zero_cases, rel_tol=1e-9,
+        form="a function zero_bytes(n_params, dp, stage) returning a float: model-state bytes per GPU",
+        hints=("Mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter: weights, gradients, optimizer.",
+               "Stage 1 divides the optimizer state by dp, stage 2 also the gradients, stage 3 also the weights.",
+               "Stage 0 is plain data parallelism: nothing is divided.")),
+]

@@ -1,0 +1,594 @@
+"""Exercises from one source: generate stubs, hand out a workspace, track progress, build nbgrader.
+
+    python -m course_lib.exercises generate [--check]   exercises/ from solutions/
+    python -m course_lib.exercises workspace DIR        copy the exercises into DIR, never
+                                                        overwriting a file you changed
+    python -m course_lib.exercises progress DIR         run DIR's exercise notebooks; which pass
+    python -m course_lib.exercises nbgrader DIR         an nbgrader course source in DIR
+
+``solutions/NN_<topic>.py`` is the single source. In each exercise cell the code between
+``### BEGIN SOLUTION`` and ``### END SOLUTION`` is the answer; the lines after it call
+``check("NN.k", ...)``. ``generate`` replaces each region (markers included) by one line,
+indented like the markers, that raises ``NotImplementedError("exercise NN.k: <task>")``;
+everything else is copied byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "BEGIN",
+    "END",
+    "LESSON_PATTERN",
+    "Region",
+    "SolutionFormatError",
+    "find_regions",
+    "make_exercise_text",
+    "generate",
+    "WorkspaceEntry",
+    "make_workspace",
+    "CellOutcome",
+    "execute_notebook",
+    "ExerciseStatus",
+    "progress",
+    "build_nbgrader",
+    "main",
+]
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+#: Lesson files: two digits, an underscore, a topic ("04_roofline.py").
+LESSON_PATTERN = re.compile(r"^\d{2}_[A-Za-z0-9_]+\.py$")
+_CHECK_CALL = re.compile(r"""\bcheck\(\s*(["'])(\d{2}\.\d+[a-z]?)\1""")
+_CELL_START = re.compile(r"^# %%")
+_MARKDOWN_CELL = re.compile(r"^# %% \[(markdown|md)\]")
+MANIFEST_NAME = ".course_manifest.json"
+COURSE_ID = "gpu-ml-course"
+
+
+class SolutionFormatError(ValueError):
+    """A solution file whose marked regions cannot be turned into exercises."""
+
+
+# --------------------------------------------------------------------------------------------
+# Paths
+# --------------------------------------------------------------------------------------------
+
+def _default_root() -> Path:
+    """The repository the package sits in (editable install), else the current directory."""
+    package_parent = Path(__file__).resolve().parent.parent
+    if (package_parent / "solutions").is_dir():
+        return package_parent
+    return Path.cwd()
+
+
+def _lesson_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and LESSON_PATTERN.match(p.name))
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, so a crash never leaves half a file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing a solution file
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Region:
+    """One solution region: lines ``begin``..``end`` (0-based, inclusive, the markers included)."""
+
+    begin: int
+    end: int
+    indent: str
+    exercise_id: str
+    task: str
+    cell_start: int
+
+
+def _cells(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, last+1) line ranges of the percent-format cells; the header is not a cell."""
+    starts = [i for i, line in enumerate(lines) if _CELL_START.match(line)]
+    return [(s, e) for s, e in zip(starts, starts[1:] + [len(lines)])]
+
+
+def _task_from_markdown(lines: list[str], exercise_id: str) -> str:
+    """A one-line task: the first sentence of the markdown cell before the exercise."""
+    text = []
+    for line in lines:
+        line = line[1:] if line.startswith("#") else line
+        line = line.strip()
+        if not line:
+            if text:
+                break
+            continue
+        text.append(line)
+    sentence = " ".join(text)
+    sentence = re.sub(r"[*_`]|\$+", "", sentence)              # emphasis, code and maths marks
+    sentence = re.sub(r"^#+\s*", "", sentence)                 # heading marks
+    sentence = re.sub(rf"^(exercise\s*)?{re.escape(exercise_id)}\b\s*(\([^)]*\))?\s*[:.)\u2014\u2013-]*\s*",
+                      "", sentence, flags=re.IGNORECASE)
+    sentence = re.split(r"(?<=[.!?])\s", sentence, maxsplit=1)[0].rstrip(".").strip()
+    sentence = sentence.replace("\\", "").replace('"', "'")
+    if len(sentence) > 100:
+        sentence = sentence[:97].rstrip() + "..."
+    return sentence or "write your answer here (the task is in the cell above)"
+
+
+def find_regions(text: str, name: str = "<solution>") -> list[Region]:
+    """Every solution region of a percent-format source, with its exercise id and task line.
+
+    Raises SolutionFormatError (naming ``name`` and the line) for an unclosed or nested region,
+    an END without a BEGIN, a region outside a code cell, or a cell with a region but no
+    ``check("NN.k", ...)`` call.
+    """
+    lines = text.split("\n")
+    regions = []
+    cells = _cells(lines)
+    previous_markdown: list[str] = []
+    for start, stop in cells:
+        is_markdown = bool(_MARKDOWN_CELL.match(lines[start]))
+        body = lines[start + 1:stop]
+        if is_markdown:
+            if any(BEGIN in line or END in line for line in body):   # nbgrader would trip on it
+                raise SolutionFormatError(f"{name}:{start + 1}: a solution marker inside a markdown cell")
+            previous_markdown = body
+            continue
+        begin = None
+        cell_regions = []
+        for i in range(start + 1, stop):
+            stripped = lines[i].strip()
+            if stripped == BEGIN:
+                if begin is not None:
+                    raise SolutionFormatError(f"{name}:{i + 1}: {BEGIN} inside another region "
+                                              f"(opened at line {begin + 1})")
+                begin = i
+            elif stripped == END:
+                if begin is None:
+                    raise SolutionFormatError(f"{name}:{i + 1}: {END} without a {BEGIN}")
+                indent_begin = re.match(r"\s*", lines[begin]).group()
+                indent_end = re.match(r"\s*", lines[i]).group()
+                if indent_begin != indent_end:
+                    raise SolutionFormatError(f"{name}:{i + 1}: {END} is indented differently "
+                                              f"from its {BEGIN} (line {begin + 1})")
+                cell_regions.append((begin, i, indent_begin))
+                begin = None
+        if begin is not None:
+            raise SolutionFormatError(f"{name}:{begin + 1}: {BEGIN} is never closed in its cell")
+        if not cell_regions:
+            continue
+        ids = [m.group(2) for m in _CHECK_CALL.finditer("\n".join(lines[cell_regions[-1][1] + 1:stop]))]
+        if not ids:
+            raise SolutionFormatError(f"{name}:{start + 1}: this cell has a solution region but no "
+                                      f'check("NN.k", ...) call after {END}')
+        if len(set(ids)) > 1:
+            raise SolutionFormatError(f"{name}:{start + 1}: one exercise per cell, but this cell "
+                                      f"checks {sorted(set(ids))}")
+        task = _task_from_markdown(previous_markdown, ids[0])
+        regions.extend(Region(b, e, ind, ids[0], task, start) for b, e, ind in cell_regions)
+    seen = {}
+    for region in regions:
+        if region.exercise_id in seen and seen[region.exercise_id] != region.cell_start:
+            raise SolutionFormatError(f"{name}:{region.cell_start + 1}: exercise {region.exercise_id} "
+                                      f"is checked in two cells")
+        seen[region.exercise_id] = region.cell_start
+    return regions
+
+
+def _stub_line(region: Region) -> str:
+    return f'{region.indent}raise NotImplementedError("exercise {region.exercise_id}: {region.task}")'
+
+
+def make_exercise_text(text: str, name: str = "<solution>") -> str:
+    """The exercise version of a solution source: each region replaced by its one-line stub."""
+    lines = text.split("\n")
+    regions = find_regions(text, name)
+    out = []
+    position = 0
+    for region in regions:
+        out.extend(lines[position:region.begin])
+        out.append(_stub_line(region))
+        position = region.end + 1
+    out.extend(lines[position:])
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# generate
+# --------------------------------------------------------------------------------------------
+
+def _expected_exercises(root: Path) -> dict[str, bytes]:
+    expected = {}
+    for path in _lesson_files(root / "solutions"):
+        text = path.read_text(encoding="utf-8")
+        expected[path.name] = make_exercise_text(text, f"solutions/{path.name}").encode("utf-8")
+    return expected
+
+
+def generate(root=None, check: bool = False, out=print) -> list[str]:
+    """Write exercises/ from solutions/; with ``check``, write nothing and list what drifted.
+
+    Returns the names of the files that were (or, with ``check``, would be) written or removed.
+    """
+    root = Path(root) if root is not None else _default_root()
+    solutions = root / "solutions"
+    if not solutions.is_dir():
+        raise FileNotFoundError(f"no solutions/ folder under {root}")
+    expected = _expected_exercises(root)
+    target = root / "exercises"
+    existing = {p.name for p in _lesson_files(target)}
+    changed = []
+    for name, data in expected.items():
+        path = target / name
+        if not path.exists() or path.read_bytes() != data:
+            changed.append(name)
+            if not check:
+                target.mkdir(parents=True, exist_ok=True)
+                _write_atomic(path, data)
+                out(f"wrote exercises/{name}")
+    for name in sorted(existing - set(expected)):
+        changed.append(name)
+        if not check:
+            (target / name).unlink()
+            out(f"removed exercises/{name} (no solutions/{name})")
+    if not check and not changed:
+        out(f"exercises/ is up to date ({len(expected)} lessons)")
+    return changed
+
+
+# --------------------------------------------------------------------------------------------
+# workspace
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WorkspaceEntry:
+    """What ``make_workspace`` did with one file: 'new', 'updated', 'unchanged' or 'skipped'."""
+
+    name: str
+    action: str
+    reason: str = ""
+
+
+def _read_manifest(path: Path, out) -> dict:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        files = data["files"]
+        if not isinstance(files, dict):
+            raise TypeError
+        return {str(k): str(v) for k, v in files.items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        out(f"note: {path} is unreadable; treating every existing file as yours")
+        return {}
+
+
+def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
+    """Copy exercises/ into ``dest``; never overwrite a file the learner changed.
+
+    A manifest (``dest/.course_manifest.json``) records the hash of every file this command
+    wrote. A file is replaced only when it still has the recorded hash (you never edited it);
+    otherwise it is skipped, and the reason is reported.
+    """
+    root = Path(root) if root is not None else _default_root()
+    dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise NotADirectoryError(f"workspace {str(dest)!r} is a file, not a folder: choose another "
+                                 f"name (nothing was written, the file is untouched)")
+    sources = _lesson_files(root / "exercises")
+    if not sources:
+        raise FileNotFoundError(f"no exercise files under {root / 'exercises'}: run "
+                                f"`python -m course_lib.exercises generate` first")
+    dest.mkdir(parents=True, exist_ok=True)
+    manifest_path = dest / MANIFEST_NAME
+    if manifest_path.exists() and not manifest_path.is_file():
+        raise IsADirectoryError(f"{manifest_path} must be a file")
+    recorded = _read_manifest(manifest_path, out)
+    entries = []
+    for source in sources:
+        data = source.read_bytes()
+        new_hash = _sha256(data)
+        target = dest / source.name
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            entries.append(WorkspaceEntry(source.name, "skipped", "it is not a plain file"))
+            continue
+        if not target.exists():
+            _write_atomic(target, data)
+            recorded[source.name] = new_hash
+            entries.append(WorkspaceEntry(source.name, "new"))
+            continue
+        current_hash = _sha256(target.read_bytes())
+        if current_hash == new_hash:
+            recorded[source.name] = new_hash
+            entries.append(WorkspaceEntry(source.name, "unchanged"))
+        elif recorded.get(source.name) == current_hash:
+            _write_atomic(target, data)
+            recorded[source.name] = new_hash
+            entries.append(WorkspaceEntry(source.name, "updated", "a newer version; you had not edited it"))
+        elif source.name in recorded:
+            entries.append(WorkspaceEntry(source.name, "skipped",
+                                          "you changed it since it was copied; your version is kept"))
+        else:
+            entries.append(WorkspaceEntry(source.name, "skipped",
+                                          "a file of that name was already there and this command did "
+                                          "not write it; it is kept"))
+    manifest = {"about": "hashes of the files `course_lib.exercises workspace` wrote here; "
+                         "a file whose hash differs was edited and is never overwritten",
+                "files": dict(sorted(recorded.items()))}
+    _write_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+    for entry in entries:
+        reason = f": {entry.reason}" if entry.reason else ""
+        out(f"{entry.action:9s} {dest / entry.name}{reason}")
+    skipped = [e for e in entries if e.action == "skipped"]
+    if skipped:
+        out(f"{len(skipped)} file(s) skipped. To get a fresh copy of one, rename or delete yours "
+            f"and run this again.")
+    return entries
+
+
+# --------------------------------------------------------------------------------------------
+# Executing notebooks: progress
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """One executed code cell: its index among all cells, the ids it checks, and any error."""
+
+    index: int
+    source: str
+    exercise_ids: tuple
+    error_name: str | None
+    error_value: str | None
+
+
+def execute_notebook(path, timeout: int = 120, cwd=None) -> list[CellOutcome]:
+    """Run every code cell of a jupytext (or .ipynb) notebook in a fresh kernel, errors allowed."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    nb = jupytext.read(path)
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, allow_errors=True,
+                            resources={"metadata": {"path": str(cwd or path.parent)}})
+    client.execute(stderr=subprocess.DEVNULL)   # the kernel's own start-up warnings are noise here
+    outcomes = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+        ids = tuple(dict.fromkeys(m.group(2) for m in _CHECK_CALL.finditer(cell.source)))
+        outcomes.append(CellOutcome(index, cell.source, ids,
+                                    errors[0]["ename"] if errors else None,
+                                    errors[0]["evalue"] if errors else None))
+    return outcomes
+
+
+@dataclass(frozen=True)
+class ExerciseStatus:
+    """An exercise's state in a workspace: 'pass', 'fail' or 'not attempted'."""
+
+    notebook: str
+    exercise_id: str
+    status: str
+    detail: str = ""
+
+
+def _first_line(text: str | None, limit: int = 100) -> str:
+    line = (text or "").strip().split("\n")[0]
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def progress(dest, out=print, timeout: int = 120) -> list[ExerciseStatus]:
+    """Execute each exercise notebook in ``dest`` and report every exercise's state."""
+    dest = Path(dest)
+    if not dest.is_dir():
+        raise NotADirectoryError(f"{str(dest)!r} is not a folder: make one with "
+                                 f"`python -m course_lib.exercises workspace {dest}`")
+    notebooks = _lesson_files(dest)
+    if not notebooks:
+        raise FileNotFoundError(f"no exercise notebooks (NN_topic.py) in {dest}: make them with "
+                                f"`python -m course_lib.exercises workspace {dest}`")
+    statuses = []
+    for notebook in notebooks:
+        out(f"{notebook.name}")
+        outcomes = execute_notebook(notebook, timeout=timeout)
+        for cell in outcomes:
+            if not cell.exercise_ids:
+                if cell.error_name:
+                    out(f"  note: cell {cell.index + 1} (not an exercise) raised {cell.error_name}: "
+                        f"{_first_line(cell.error_value)}")
+                continue
+            for ex_id in cell.exercise_ids:
+                if cell.error_name is None:
+                    status = ExerciseStatus(notebook.name, ex_id, "pass")
+                elif cell.error_name == "NotImplementedError":
+                    status = ExerciseStatus(notebook.name, ex_id, "not attempted")
+                else:
+                    status = ExerciseStatus(notebook.name, ex_id, "fail",
+                                            f"{cell.error_name}: {_first_line(cell.error_value)}")
+                statuses.append(status)
+                detail = f"  ({status.detail})" if status.detail else ""
+                out(f"  {ex_id:6s} {status.status}{detail}")
+    counts = {s: sum(1 for x in statuses if x.status == s) for s in ("pass", "fail", "not attempted")}
+    out(f"{len(statuses)} exercises: {counts['pass']} pass, {counts['fail']} fail, "
+        f"{counts['not attempted']} not attempted")
+    return statuses
+
+
+# --------------------------------------------------------------------------------------------
+# nbgrader course source
+# --------------------------------------------------------------------------------------------
+
+def _nbgrader_meta(grade_id: str, *, solution=False, grade=False, locked=False, points=None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3,
+            "solution": solution, "task": False}
+    if grade:
+        meta["points"] = points
+    return meta
+
+
+def _nbgrader_notebook(path: Path):
+    """A solutions file as an nbgrader source notebook: exercise cells split, the rest locked."""
+    import jupytext
+    import nbformat
+
+    text = path.read_text(encoding="utf-8")
+    find_regions(text, f"solutions/{path.name}")        # fail early, with a line number
+    nb = jupytext.reads(text, fmt="py:percent")
+    cells = []
+    stem = path.stem
+    for index, cell in enumerate(nb.cells):
+        lines = cell.source.split("\n")
+        ends = [i for i, line in enumerate(lines) if line.strip() == END]
+        if cell.cell_type != "code" or not ends:
+            new = (nbformat.v4.new_markdown_cell(cell.source) if cell.cell_type == "markdown"
+                   else nbformat.v4.new_code_cell(cell.source) if cell.cell_type == "code"
+                   else nbformat.v4.new_raw_cell(cell.source))
+            new.metadata = {"nbgrader": _nbgrader_meta(f"cell-{index:03d}", locked=True)}
+            new.id = f"{stem}-cell-{index:03d}"
+            cells.append(new)
+            continue
+        split = ends[-1] + 1
+        solution_src = "\n".join(lines[:split])
+        test_src = "\n".join(lines[split:]).strip("\n")
+        ex_id = _CHECK_CALL.search(test_src).group(2)
+        slug = ex_id.replace(".", "-")
+        solution = nbformat.v4.new_code_cell(solution_src)
+        solution.metadata = {"nbgrader": _nbgrader_meta(f"ex-{slug}", solution=True)}
+        solution.id = f"{stem}-ex-{slug}"
+        test = nbformat.v4.new_code_cell(test_src)
+        test.metadata = {"nbgrader": _nbgrader_meta(f"ex-{slug}-check", grade=True, locked=True, points=1)}
+        test.id = f"{stem}-ex-{slug}-check"
+        cells.extend([solution, test])
+    out = nbformat.v4.new_notebook(cells=cells)
+    out.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                    "language_info": {"name": "python"}}
+    nbformat.validate(out)
+    return out
+
+
+_NBGRADER_CONFIG = '''\
+# nbgrader configuration for the course, written by `python -m course_lib.exercises nbgrader`.
+# Run nbgrader from this folder: `nbgrader generate_assignment 04_roofline`, then collect
+# submissions and `nbgrader autograde 04_roofline`; see docs/instructors.md.
+c = get_config()  # noqa: F821 (provided by nbgrader when it reads this file)
+
+c.CourseDirectory.course_id = "{course_id}"
+c.CourseDirectory.source_directory = "source"
+# Lessons measure the machine they run on for about a second; allow slow shared servers.
+c.Execute.timeout = 300
+c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+'''
+
+
+def build_nbgrader(dest, root=None, lessons=None, out=print) -> list[Path]:
+    """Write an nbgrader course source under ``dest``: source/<lesson>/<lesson>.ipynb each.
+
+    ``lessons`` limits it to some solution stems (for example ``["04_roofline"]``).
+    """
+    import nbformat
+
+    root = Path(root) if root is not None else _default_root()
+    dest = Path(dest)
+    if dest.exists() and not dest.is_dir():
+        raise NotADirectoryError(f"{str(dest)!r} is a file, not a folder")
+    files = _lesson_files(root / "solutions")
+    if lessons is not None:
+        wanted = set(lessons)
+        unknown = wanted - {p.stem for p in files}
+        if unknown:
+            raise ValueError(f"no solutions for {sorted(unknown)}; have {[p.stem for p in files]}")
+        files = [p for p in files if p.stem in wanted]
+    if not files:
+        raise FileNotFoundError(f"no solution files under {root / 'solutions'}")
+    written = []
+    for path in files:
+        nb = _nbgrader_notebook(path)
+        target = dest / "source" / path.stem / f"{path.stem}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(target, nbformat.writes(nb).encode("utf-8"))
+        written.append(target)
+        out(f"wrote {target}")
+    config = dest / "nbgrader_config.py"
+    config.write_text(_NBGRADER_CONFIG.format(course_id=COURSE_ID), encoding="utf-8")
+    written.append(config)
+    out(f"wrote {config}")
+    return written
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m course_lib.exercises",
+                                     description="Exercises generated from solutions/, a learner's "
+                                                 "workspace, progress, and an nbgrader course.")
+    parser.add_argument("--root", type=Path, default=None,
+                        help="the course repository (default: the one this package is in, else .)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    gen = sub.add_parser("generate", help="write exercises/ from solutions/")
+    gen.add_argument("--check", action="store_true",
+                     help="write nothing; exit 1 and name the files when exercises/ has drifted")
+    ws = sub.add_parser("workspace", help="copy the exercises into DIR (never overwrites your edits)")
+    ws.add_argument("dir", type=Path)
+    pr = sub.add_parser("progress", help="run DIR's exercise notebooks and show which exercises pass")
+    pr.add_argument("dir", type=Path)
+    nbg = sub.add_parser("nbgrader", help="write an nbgrader course source into DIR")
+    nbg.add_argument("dir", type=Path)
+    nbg.add_argument("--lesson", action="append", default=None,
+                     help="only this lesson (a solutions stem such as 04_roofline); repeatable")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of ``python -m course_lib.exercises``; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "generate":
+            changed = generate(args.root, check=args.check)
+            if args.check:
+                if changed:
+                    print("exercises/ has drifted from solutions/; run `make exercises`. Files: "
+                          + ", ".join(f"exercises/{name}" for name in changed), file=sys.stderr)
+                    return 1
+                print("exercises/ matches solutions/")
+        elif args.command == "workspace":
+            make_workspace(args.dir, args.root)
+        elif args.command == "progress":
+            progress(args.dir)
+        elif args.command == "nbgrader":
+            build_nbgrader(args.dir, args.root, lessons=args.lesson)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,369 @@
+"""Throughput against latency: Little's law, a latency-hiding simulator, and an occupancy calculator.
+
+    Little's law        bytes_in_flight = bandwidth_bytes_per_s * latency_s
+    latency hiding      utilisation(N) = min(1, N * C / (S * (C + L)))
+                        (N warps, C compute cycles then L cycles waiting on memory, S schedulers)
+    occupancy           resident warps per SM / maximum warps per SM
+
+Pure functions and frozen dataclasses, NumPy only. Drawing: ``course_lib.plots.latency``;
+widgets: ``course_lib.widgets.latency``.
+
+The occupancy rules follow NVIDIA's ``cuda_occupancy.h`` (shipped with the CUDA toolkit; the
+same rules drive the CUDA Occupancy Calculator and Nsight Compute's occupancy section):
+
+* warps per block = ceil(threads / warp size);
+* registers are allocated per warp: ceil(registers_per_thread * 32 / 256) * 256, and from each of
+  the SM's four sub-partitions separately (``warp_alloc_granularity`` in the catalog); the launch
+  check also rounds a block's warps up to a multiple of four;
+* shared memory per block = ceil((requested + reserved) / unit) * unit, with 1 KiB reserved per
+  block by the driver from compute capability 8.0 on and a 128-byte unit on 8.x/9.x;
+* blocks per SM = min(block limit, warp limit, register limit, shared-memory limit).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import check_int, check_number
+from .hardware import Accelerator, get_accelerator
+
+__all__ = [
+    "ASSUMED_DRAM_LATENCY_S",
+    "bytes_in_flight",
+    "LittlesLaw",
+    "littles_law",
+    "analytic_utilisation",
+    "warps_to_saturate",
+    "LatencySweep",
+    "simulate_latency_hiding",
+    "LaunchError",
+    "Occupancy",
+    "occupancy",
+    "occupancy_curve",
+]
+
+#: A round figure for the load-to-use latency of a DRAM (HBM) access on a recent NVIDIA GPU.
+#: NVIDIA does not publish this number; microbenchmark studies (Jia et al., "Dissecting the
+#: NVIDIA Volta GPU Architecture via Microbenchmarking", arXiv:1804.06826, 2018; Luo et al.,
+#: "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture", arXiv:2402.13499, 2024)
+#: measure several hundred nanoseconds. It is an ASSUMPTION of the lessons, always passed
+#: explicitly, and the lessons show how the conclusions move when it changes.
+ASSUMED_DRAM_LATENCY_S = 600e-9
+
+
+def bytes_in_flight(bandwidth_bytes_per_s, latency_s) -> float:
+    """Little's law for a memory system: bytes that must be outstanding to sustain a bandwidth.
+
+        bytes_in_flight = bandwidth_bytes_per_s * latency_s
+
+    >>> bytes_in_flight(3.35e12, 600e-9)     # H100 SXM HBM3 at an assumed 600 ns: about 2 MB
+    2010000.0
+    """
+    bw = check_number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, min_value=0, allow_min=False)
+    lat = check_number("latency_s", latency_s, min_value=0, allow_min=False)
+    return bw * lat
+
+
+@dataclass(frozen=True)
+class LittlesLaw:
+    """Concurrency an accelerator needs to keep its memory bus busy, per GPU and per SM."""
+
+    accelerator: str
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    bytes_in_flight: float
+    sm_count: int
+    bytes_in_flight_per_sm: float
+    bytes_per_warp_in_flight: float
+    warps_needed_per_sm: float
+    max_warps_per_sm: int | None
+
+    @property
+    def fraction_of_max_warps(self) -> float | None:
+        """warps_needed_per_sm / max_warps_per_sm; above 1 means more warps than can be resident."""
+        if not self.max_warps_per_sm:
+            return None
+        return self.warps_needed_per_sm / self.max_warps_per_sm
+
+
+def littles_law(accelerator="H100 SXM", latency_s=ASSUMED_DRAM_LATENCY_S, bytes_per_thread=4,
+                loads_in_flight_per_thread=1) -> LittlesLaw:
+    """Little's law applied to an accelerator's memory system, per GPU and per SM.
+
+        bytes_in_flight        = mem_bandwidth * latency_s
+        bytes_in_flight_per_sm = bytes_in_flight / sm_count
+        warps_needed_per_sm    = bytes_in_flight_per_sm
+                                 / (warp_size * bytes_per_thread * loads_in_flight_per_thread)
+
+    ``bytes_per_thread`` is the width of one load (4 for a float, 16 for a float4);
+    ``loads_in_flight_per_thread`` counts independent loads a thread issues before it waits.
+    """
+    acc = get_accelerator(accelerator)
+    lat = check_number("latency_s", latency_s, min_value=0, allow_min=False)
+    width = check_number("bytes_per_thread", bytes_per_thread, min_value=0, allow_min=False)
+    loads = check_int("loads_in_flight_per_thread", loads_in_flight_per_thread, min_value=1)
+    total = bytes_in_flight(acc.mem_bandwidth, lat)
+    per_sm = total / acc.sm_count
+    per_warp = acc.warp_size * width * loads
+    return LittlesLaw(acc.name, acc.mem_bandwidth, lat, total, acc.sm_count, per_sm, per_warp,
+                      per_sm / per_warp, acc.max_warps_per_sm)
+
+
+# --------------------------------------------------------------------------- latency hiding
+
+def analytic_utilisation(n_warps, compute_cycles, latency_cycles, schedulers=1):
+    """Fraction of issue slots kept busy by N warps that compute C cycles, then wait L cycles.
+
+        utilisation(N) = min(1, N * C / (S * (C + L)))
+
+    Each warp needs the issue port for C of every C + L cycles; S schedulers offer S slots per
+    cycle. ``n_warps`` may be a scalar or an array.
+
+    >>> float(analytic_utilisation(8, 40, 560))          # 8 * 40 / 600
+    0.5333333333333333
+    """
+    c = check_number("compute_cycles", compute_cycles, min_value=0, allow_min=False)
+    lat = check_number("latency_cycles", latency_cycles, min_value=0)
+    s = check_int("schedulers", schedulers, min_value=1)
+    if np.isscalar(n_warps):
+        n = check_number("n_warps", n_warps, min_value=0)
+        return min(1.0, n * c / (s * (c + lat)))
+    from ._validate import check_array
+    n = check_array("n_warps", n_warps)
+    if np.any(n < 0):
+        raise ValueError("n_warps must be >= 0 everywhere")
+    return np.minimum(1.0, n * c / (s * (c + lat)))
+
+
+def warps_to_saturate(compute_cycles, latency_cycles, schedulers=1) -> int:
+    """Smallest whole number of warps that keeps every issue slot busy: ceil(S * (C + L) / C)."""
+    c = check_number("compute_cycles", compute_cycles, min_value=0, allow_min=False)
+    lat = check_number("latency_cycles", latency_cycles, min_value=0)
+    s = check_int("schedulers", schedulers, min_value=1)
+    return int(math.ceil(s * (c + lat) / c - 1e-12))
+
+
+@dataclass(frozen=True)
+class LatencySweep:
+    """Simulated and analytic issue utilisation of one SM against resident warps."""
+
+    n_warps: np.ndarray
+    utilisation: np.ndarray
+    analytic: np.ndarray
+    compute_cycles: float
+    latency_cycles: float
+    schedulers: int
+    jitter: float
+    bursts_per_config: int
+
+    @property
+    def knee_warps(self) -> int:
+        """Analytic saturation point ceil(S (C + L) / C)."""
+        return warps_to_saturate(self.compute_cycles, self.latency_cycles, self.schedulers)
+
+    @property
+    def max_abs_error(self) -> float:
+        return float(np.max(np.abs(self.utilisation - self.analytic)))
+
+
+def simulate_latency_hiding(n_warps, compute_cycles=40, latency_cycles=560, schedulers=1,
+                            jitter=0.0, bursts=3000, rng=None) -> LatencySweep:
+    """Simulate an SM whose warps alternate compute bursts and memory waits; one run per N.
+
+    Each warp repeatedly needs an issue slot for ``compute_cycles`` cycles, then waits
+    ``latency_cycles`` for memory. A free scheduler takes the warp that has been ready longest
+    and runs its burst to the end (greedy-then-oldest). With ``jitter`` > 0, each burst and each
+    latency is drawn uniformly within +-jitter of its mean (``rng`` required).
+
+    The simulation is event-driven over bursts and vectorised across all values of N at once: one
+    NumPy step per burst handles every configuration. Utilisation is measured between the start
+    of burst k0 and burst k0 + m*N (whole rounds, after a warm-up), counting the busy time of every
+    scheduler inside that window, so with jitter = 0 it equals min(1, N C / (S (C + L))).
+    """
+    from ._validate import check_array
+    counts = check_array("n_warps", n_warps, ndim=1)
+    if counts.size == 0:
+        raise ValueError("n_warps must hold at least one warp count")
+    if np.any(counts < 1) or np.any(counts != np.round(counts)):
+        raise ValueError("n_warps must hold whole numbers >= 1")
+    counts = counts.astype(np.int64)
+    c = check_number("compute_cycles", compute_cycles, min_value=0, allow_min=False)
+    lat = check_number("latency_cycles", latency_cycles, min_value=0)
+    s = check_int("schedulers", schedulers, min_value=1, max_value=64)
+    jit = check_number("jitter", jitter, min_value=0, max_value=0.99)
+    bursts = check_int("bursts", bursts, min_value=20, max_value=200_000)
+    if jit > 0 and not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator when jitter > 0")
+    if bursts < 4 * counts.max():
+        raise ValueError(f"bursts must be >= 4 * max(n_warps) = {4 * counts.max()} so every warp "
+                         f"runs several rounds, got {bursts}")
+
+    n_cfg, width = counts.size, int(counts.max())
+    rows = np.arange(n_cfg)
+    # Warps beyond a configuration's N are parked at +inf so they are never chosen.
+    ready = np.where(np.arange(width)[None, :] < counts[:, None], 0.0, np.inf)
+    slot_free = np.zeros((n_cfg, s))
+    starts = np.empty((n_cfg, bursts))
+    if jit > 0:
+        burst_len = c * rng.uniform(1 - jit, 1 + jit, size=(bursts, n_cfg))
+        wait_len = lat * rng.uniform(1 - jit, 1 + jit, size=(bursts, n_cfg))
+    else:
+        burst_len = np.full((bursts, n_cfg), c)
+        wait_len = np.full((bursts, n_cfg), lat)
+    for k in range(bursts):
+        w = np.argmin(ready, axis=1)                 # oldest ready warp
+        slot = np.argmin(slot_free, axis=1)          # earliest free scheduler
+        t0 = np.maximum(ready[rows, w], slot_free[rows, slot])
+        starts[:, k] = t0
+        end = t0 + burst_len[k]
+        slot_free[rows, slot] = end
+        ready[rows, w] = end + wait_len[k]
+    # Measure over whole rounds after a warm-up of a quarter of the bursts.
+    k0 = bursts // 4
+    rounds = (bursts - 1 - k0) // counts
+    k1 = k0 + rounds * counts
+    t_lo, t_hi = starts[:, k0], starts[rows, k1]
+    ends = starts + burst_len.T
+    # Busy time inside [t_lo, t_hi], summed over schedulers (bursts cut at the window's edges).
+    overlap = np.minimum(ends, t_hi[:, None]) - np.maximum(starts, t_lo[:, None])
+    busy = np.clip(overlap, 0.0, None).sum(axis=1)
+    util = busy / (s * (t_hi - t_lo))
+    return LatencySweep(counts, util, analytic_utilisation(counts, c, lat, s), c, lat, s, jit, bursts)
+
+
+# --------------------------------------------------------------------------- occupancy
+
+class LaunchError(ValueError):
+    """A block configuration that cannot run on the accelerator at all (zero blocks per SM)."""
+
+
+_LIMITERS = ("warps", "registers", "shared memory", "blocks")
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """Resident blocks and warps per SM for one kernel configuration, and what limits them."""
+
+    accelerator: str
+    threads_per_block: int
+    registers_per_thread: int
+    shared_mem_per_block: int
+    warps_per_block: int
+    registers_per_warp: int
+    shared_mem_allocated_per_block: int
+    block_limits: dict          # limiter name -> blocks per SM that resource alone allows
+    blocks_per_sm: int
+    warps_per_sm: int
+    max_warps_per_sm: int
+    limiter: str
+    limiters: tuple
+
+    @property
+    def occupancy(self) -> float:
+        """warps_per_sm / max_warps_per_sm, a fraction in (0, 1]."""
+        return self.warps_per_sm / self.max_warps_per_sm
+
+
+def _round_up(x: int, unit: int) -> int:
+    return -(-x // unit) * unit
+
+
+def _occupancy_fields(acc: Accelerator):
+    needed = ("max_warps_per_sm", "max_blocks_per_sm", "max_threads_per_block",
+              "max_registers_per_thread", "register_alloc_unit", "warp_alloc_granularity",
+              "register_file_bytes_per_sm", "shared_mem_bytes_per_sm",
+              "max_shared_mem_bytes_per_block", "shared_mem_alloc_unit_bytes",
+              "shared_mem_reserved_bytes_per_block")
+    missing = [f for f in needed if getattr(acc, f) is None]
+    if missing:
+        raise ValueError(f"accelerator {acc.name!r} has no occupancy rules in the catalog "
+                         f"(missing {', '.join(missing)}); pick an NVIDIA GPU")
+
+
+def occupancy(threads_per_block, registers_per_thread, shared_mem_per_block,
+              accelerator="H100 SXM") -> Occupancy:
+    """Blocks and warps resident per SM, the occupancy fraction and the limiting resource.
+
+        warps/block   = ceil(threads / 32)
+        regs/warp     = ceil(regs_per_thread * 32 / 256) * 256
+        warps by regs = floor(registers_per_sm / 4 / regs_per_warp) * 4       (4 sub-partitions)
+        smem/block    = ceil((shared_mem_per_block + reserved) / unit) * unit
+        blocks/SM     = min(max_blocks, max_warps // warps/block,
+                            warps by regs // warps/block, smem_per_sm // smem/block)
+
+    256 threads x 128 registers on an H100: 4096 registers per warp, 4 warps per sub-partition,
+    16 warps per SM, so 2 blocks of 8 warps: occupancy 16 / 64 = 0.25.
+
+    ``shared_mem_per_block`` is static plus dynamic shared memory in bytes; above 48 KiB a real
+    kernel must opt in with ``cudaFuncSetAttribute``; the calculator assumes it has. The SM's
+    shared-memory carve-out is taken at its maximum. Raises :class:`LaunchError` (a ValueError)
+    when no block fits on an SM, with the reason.
+    """
+    acc = get_accelerator(accelerator)
+    _occupancy_fields(acc)
+    threads = check_int("threads_per_block", threads_per_block, min_value=1)
+    regs = check_int("registers_per_thread", registers_per_thread, min_value=1)
+    smem = check_int("shared_mem_per_block", shared_mem_per_block, min_value=0)
+
+    ws = acc.warp_size
+    subpartitions = acc.warp_alloc_granularity
+    regs_per_sm = acc.registers_per_sm
+    if threads > acc.max_threads_per_block:
+        raise LaunchError(f"threads_per_block = {threads} exceeds the {acc.name}'s limit of "
+                          f"{acc.max_threads_per_block} threads per block: the launch fails")
+    if regs > acc.max_registers_per_thread:
+        raise LaunchError(f"registers_per_thread = {regs} exceeds the limit of "
+                          f"{acc.max_registers_per_thread}: the compiler would spill instead")
+    if smem > acc.max_shared_mem_bytes_per_block:
+        raise LaunchError(f"shared_mem_per_block = {smem} B exceeds the {acc.name}'s "
+                          f"{acc.max_shared_mem_bytes_per_block} B per block: the launch fails")
+
+    warps_per_block = -(-threads // ws)
+    regs_per_warp = _round_up(regs * ws, acc.register_alloc_unit)
+    # Launch check of cuda_occupancy.h: a block's warps rounded up to the sub-partition count.
+    regs_assumed_per_block = regs_per_warp * _round_up(warps_per_block, subpartitions)
+    if regs_assumed_per_block > regs_per_sm:
+        raise LaunchError(f"a block needs {regs_assumed_per_block} registers "
+                          f"({regs_per_warp} per warp x {_round_up(warps_per_block, subpartitions)} "
+                          f"warps) but an SM has {regs_per_sm}: the launch fails "
+                          f"(too many resources requested)")
+    warps_by_regs = (regs_per_sm // subpartitions // regs_per_warp) * subpartitions
+    smem_alloc = _round_up(smem + acc.shared_mem_reserved_bytes_per_block, acc.shared_mem_alloc_unit_bytes)
+
+    limits = {
+        "warps": acc.max_warps_per_sm // warps_per_block,
+        "registers": warps_by_regs // warps_per_block,
+        "shared memory": acc.shared_mem_bytes_per_sm // smem_alloc if smem_alloc else acc.max_blocks_per_sm,
+        "blocks": acc.max_blocks_per_sm,
+    }
+    blocks = min(limits.values())
+    if blocks == 0:
+        zero = [k for k, v in limits.items() if v == 0]
+        raise LaunchError(f"no block fits on an SM (limited by {', '.join(zero)})")
+    binding = tuple(k for k in _LIMITERS if limits[k] == blocks)
+    return Occupancy(acc.name, threads, regs, smem, warps_per_block, regs_per_warp, smem_alloc,
+                     dict(limits), blocks, blocks * warps_per_block, acc.max_warps_per_sm,
+                     binding[0], binding)
+
+
+def occupancy_curve(threads_per_block, shared_mem_per_block, accelerator="H100 SXM",
+                    registers=None) -> tuple[np.ndarray, np.ndarray]:
+    """Occupancy against registers per thread (1..max): the staircase a compiler flag walks.
+
+    Returns ``(registers, occupancy)``; configurations that cannot launch give occupancy 0.
+    """
+    acc = get_accelerator(accelerator)
+    _occupancy_fields(acc)
+    if registers is None:
+        registers = np.arange(1, acc.max_registers_per_thread + 1)
+    registers = np.asarray(registers)
+    occ = np.zeros(registers.shape)
+    for i, r in enumerate(registers):
+        try:
+            occ[i] = occupancy(threads_per_block, int(r), shared_mem_per_block, acc).occupancy
+        except LaunchError:
+            occ[i] = 0.0
+    return registers, occ

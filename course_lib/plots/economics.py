@@ -1,0 +1,112 @@
+"""Draw the economics of serving and training: latency against throughput, decode time against
+batch, KV cache against context, and training memory per device."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import new_axes
+from ..economics import ServingCurve, TrainingMemory
+
+__all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory"]
+
+_BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728"}
+
+
+def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
+    """Throughput (tokens/s) against per-token latency (ms), one point per batch size.
+
+    Blue points are memory-bound, red compute-bound; hollow grey points do not fit in memory.
+    """
+    if not isinstance(curve, ServingCurve):
+        raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
+    fig, ax = new_axes(ax)
+    lat, thr = curve.ms_per_token, curve.tokens_per_s
+    ax.plot(lat, thr, color="0.7", lw=1, zorder=1)
+    for b, x, y, tc, tm, fits in zip(curve.batch, lat, thr, curve.t_compute_s, curve.t_memory_s, curve.fits):
+        colour = _BOUND_COLOUR["compute" if tc >= tm else "memory"]
+        style = dict(color=colour) if fits else dict(mfc="none", mec="0.6")
+        ms = 9 if curve.highlight == b else 6
+        ax.plot(x, y, "o", ms=ms, zorder=2, **style)
+        ax.annotate(f"B={b}", (x, y), textcoords="offset points", xytext=(5, -10), fontsize=7, color="0.3")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("time per decode step = latency per token (ms)")
+    ax.set_ylabel("throughput (tokens / s)")
+    ax.plot([], [], "o", color=_BOUND_COLOUR["memory"], label="memory-bound")
+    ax.plot([], [], "o", color=_BOUND_COLOUR["compute"], label="compute-bound")
+    ax.plot([], [], "o", mfc="none", mec="0.6", label="does not fit in memory")
+    ax.legend(fontsize=8, loc="lower right")
+    devices = f" x{curve.n_devices}" if curve.n_devices > 1 else ""
+    ax.set_title(title or f"{curve.model} on {curve.accelerator}{devices}, {curve.precision}, "
+                          f"context {curve.context_tokens}")
+    return fig
+
+
+def plot_decode_times(curve: ServingCurve, ax=None, title: str | None = None):
+    """Memory time and compute time of a decode step against batch size; the step takes the larger."""
+    if not isinstance(curve, ServingCurve):
+        raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
+    fig, ax = new_axes(ax)
+    b = curve.batch
+    ax.loglog(b, 1e3 * curve.t_memory_s, "-", color=_BOUND_COLOUR["memory"], label="memory time")
+    ax.loglog(b, 1e3 * curve.t_compute_s, "-", color=_BOUND_COLOUR["compute"], label="compute time")
+    ax.loglog(b, 1e3 * curve.t_step_s, "k--", lw=1, label="step time (max)")
+    if np.isfinite(curve.crossover_batch):
+        ax.axvline(curve.crossover_batch, color="0.5", ls=":", lw=1)
+        ax.annotate(f"crossover B*={curve.crossover_batch:.0f}", (curve.crossover_batch, ax.get_ylim()[0]),
+                    textcoords="offset points", xytext=(4, 8), fontsize=8, color="0.35")
+    if 0 < curve.max_batch < b.max():
+        ax.axvspan(curve.max_batch, b.max(), color="0.9", zorder=0)
+        ax.annotate("cache does not fit", (curve.max_batch, ax.get_ylim()[1]), textcoords="offset points",
+                    xytext=(4, -14), fontsize=8, color="0.35")
+    ax.set_xlabel("batch size (sequences)")
+    ax.set_ylabel("time per decode step (ms)")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(title or f"{curve.model}, {curve.accelerator}, context {curve.context_tokens}")
+    return fig
+
+
+def plot_kv_cache(contexts, cache_bytes: dict, capacity_bytes: float | None = None, ax=None, title: str = ""):
+    """KV cache bytes per sequence against context length, one line per label in ``cache_bytes``."""
+    x = np.asarray(contexts, dtype=float)
+    if not cache_bytes:
+        raise ValueError("cache_bytes must map at least one label to an array of bytes")
+    fig, ax = new_axes(ax)
+    for label, y in cache_bytes.items():
+        y = np.asarray(y, dtype=float)
+        if y.shape != x.shape:
+            raise ValueError(f"cache_bytes[{label!r}] must have the shape of contexts {x.shape}")
+        ax.plot(x, y / 1e9, lw=1.8, label=label)
+    if capacity_bytes:
+        ax.axhline(capacity_bytes / 1e9, color="0.4", ls=":", lw=1)
+        ax.annotate("device memory", (x[0], capacity_bytes / 1e9), textcoords="offset points",
+                    xytext=(2, 3), fontsize=8, color="0.35")
+    ax.set_xlabel("context length (tokens)")
+    ax.set_ylabel("KV cache per sequence (GB)")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(title)
+    return fig
+
+
+def plot_training_memory(breakdowns: dict, capacity_bytes: float | None = None, ax=None, title: str = ""):
+    """Stacked bars of weights, gradients and optimizer state per device, one bar per label."""
+    if not breakdowns or not all(isinstance(v, TrainingMemory) for v in breakdowns.values()):
+        raise TypeError("breakdowns must map labels to TrainingMemory results")
+    fig, ax = new_axes(ax)
+    labels = list(breakdowns)
+    x = np.arange(len(labels))
+    bottom = np.zeros(len(labels))
+    parts = [("weights (16-bit)", "weights_bytes", "#1f77b4"), ("gradients (16-bit)", "gradients_bytes", "#ff7f0e"),
+             ("optimizer (fp32 master, m, v)", "optimizer_bytes", "#2ca02c")]
+    for name, attr, colour in parts:
+        h = np.array([getattr(breakdowns[k], attr) for k in labels]) / 1e9
+        ax.bar(x, h, bottom=bottom, color=colour, label=name)
+        bottom += h
+    if capacity_bytes:
+        ax.axhline(capacity_bytes / 1e9, color="0.3", ls=":", lw=1, label="device memory")
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("model state per device (GB)")
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    return fig

@@ -1,0 +1,68 @@
+"""Draw SIMT runs (lanes x time), divergence comparisons and one warp's memory sectors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import new_axes
+from ..simt import LINE_BYTES, SECTOR_BYTES
+
+__all__ = ["plot_lane_timeline", "plot_efficiency_bars", "plot_coalescing"]
+
+
+def plot_lane_timeline(result, ax=None, title: str | None = None):
+    """Which lanes of the traced warp were active at each issued instruction (dark = active)."""
+    fig, ax = new_axes(ax, figsize=(7.5, 3.4))
+    trace = result.trace
+    if trace.size == 0:
+        raise ValueError("result has no trace: run it with trace_warp set")
+    ax.imshow(trace.T, aspect="auto", cmap="Greys", vmin=0, vmax=1.6, interpolation="nearest",
+              origin="lower")
+    ax.set_xlabel("issued instruction (time)")
+    ax.set_ylabel("lane")
+    busy = trace.sum() / trace.size
+    ax.set_title(title or f"warp {result.traced_warp}: {trace.shape[0]} instructions, "
+                          f"{100 * busy:.0f}% of lane-slots active", fontsize=10)
+    if trace.shape[0] <= 40:
+        ax.set_xticks(range(trace.shape[0]))
+        ax.set_xticklabels(result.trace_labels, rotation=90, fontsize=7)
+    ax.grid(False)
+    return fig
+
+
+def plot_efficiency_bars(cases: dict, ax=None, title: str = "SIMT efficiency and issued instructions"):
+    """One bar per named SimtResult: SIMT efficiency, annotated with instructions per warp."""
+    fig, ax = new_axes(ax)
+    names = list(cases)
+    eff = [cases[n].simt_efficiency for n in names]
+    ax.barh(names, eff, color="#6baed6")
+    for i, n in enumerate(names):
+        r = cases[n]
+        ax.annotate(f"{100 * eff[i]:.0f}%, {r.issued / r.n_warps:.1f} instr/warp", (eff[i], i),
+                    textcoords="offset points", xytext=(3, -3), fontsize=8)
+    ax.set_xlim(0, 1.35)
+    ax.set_xlabel("SIMT efficiency (active lane-slots / issued lane-slots)")
+    ax.invert_yaxis()
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def plot_coalescing(result, ax=None, title: str | None = None):
+    """Each lane's bytes on an address axis, with the 32-byte sectors it touched shaded."""
+    fig, ax = new_axes(ax, figsize=(7.5, 3.4))
+    addr = result.addresses
+    lo = (result.sectors.min() * SECTOR_BYTES) // LINE_BYTES * LINE_BYTES
+    hi = -(-((result.sectors.max() + 1) * SECTOR_BYTES) // LINE_BYTES) * LINE_BYTES
+    for s in result.sectors:
+        ax.axvspan(s * SECTOR_BYTES, (s + 1) * SECTOR_BYTES, color="#fdae6b", alpha=0.45, lw=0)
+    for line in range(lo, hi + 1, LINE_BYTES):
+        ax.axvline(line, color="k", lw=0.8)
+    lanes = np.arange(addr.size)
+    ax.hlines(lanes, addr, addr + result.bytes_per_access, color="#08519c", lw=3)
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("byte address (black lines: 128-byte lines, orange: 32-byte sectors moved)")
+    ax.set_ylabel("lane")
+    ax.set_title(title or f"{result.n_sectors} sectors, {result.n_lines} lines, "
+                          f"{result.bytes_requested} B wanted / {result.bytes_moved} B moved = "
+                          f"{100 * result.efficiency:.0f}%", fontsize=10)
+    return fig

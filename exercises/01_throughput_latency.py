@@ -1,0 +1,78 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Exercises: throughput and latency
+#
+# Four exercises on lesson 01: a prediction, a computation on a real accelerator, an exploration
+# with the latency-hiding simulator, and a function to write. Put your answer in each exercise
+# cell where it says `NotImplementedError` and run the cell. `check` prints one line when the
+# answer is right; otherwise it shows your value, the form the answer should take and a first
+# hint. `hint("01.2", 2)` shows the next hint.
+
+# %%
+import math
+
+import numpy as np
+
+from course_lib.checks import check, hint
+from course_lib.hardware import get_accelerator
+from course_lib.latency import ASSUMED_DRAM_LATENCY_S, occupancy, simulate_latency_hiding
+
+# %% [markdown]
+# ### Exercise 01.1 (predict): what limits this kernel on an A100?
+#
+# A kernel runs 128-thread blocks, uses 40 registers per thread and 40 KiB of shared memory per
+# block, on an A100. **Before computing anything**, decide which resource limits the blocks per
+# SM: `"warps"`, `"registers"`, `"shared memory"` or `"blocks"`. Then confirm with
+# `occupancy(128, 40, 40 * 1024, "A100")`.
+
+# %%
+raise NotImplementedError("exercise 01.1: what limits this kernel on an A100?")
+check("01.1", prediction)
+
+# %% [markdown]
+# ### Exercise 01.2 (compute): bytes in flight per SM on an H200
+#
+# With the lessons' assumed DRAM latency `ASSUMED_DRAM_LATENCY_S`, how many bytes must each of the
+# H200's SMs keep in flight to run its memory at full bandwidth? Answer in kilobytes
+# (1 kB = 1000 bytes) per SM, as a float.
+
+# %%
+raise NotImplementedError("exercise 01.2: bytes in flight per SM on an H200")
+check("01.2", kb_per_sm)
+
+# %% [markdown]
+# ### Exercise 01.3 (explore): how many warps for 90 %?
+#
+# Warps compute for 24 cycles, then wait 700 cycles for memory, on one scheduler. Sweep the
+# simulator over 1 to 64 warps (`simulate_latency_hiding(np.arange(1, 65), 24, 700)`) and find the
+# smallest number of warps whose utilisation reaches 0.9. Answer with an integer.
+
+# %%
+raise NotImplementedError("exercise 01.3: how many warps for 90 %?")
+check("01.3", n_90)
+
+# %% [markdown]
+# ### Exercise 01.4 (code): the register rule
+#
+# Write `warps_by_registers(registers_per_thread, accelerator)`: how many warps per SM the register
+# file allows, by NVIDIA's rules. A warp's registers are `32 * r` rounded up to the catalog's
+# `register_alloc_unit`; the register file (`acc.registers_per_sm` registers) is split evenly into
+# `acc.warp_alloc_granularity` sub-partitions, and each warp's registers come from one of them.
+# Return an int. It is checked on random register counts and several NVIDIA GPUs.
+
+# %%
+def warps_by_registers(registers_per_thread, accelerator):
+    """Warps per SM that fit in the register file: whole warps per sub-partition x sub-partitions."""
+    raise NotImplementedError("exercise 01.4: the register rule")
+
+
+check("01.4", warps_by_registers)

@@ -1,0 +1,103 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 05 · Exercises: numeric formats
+#
+# Five exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
+# with the loss-scale simulator, and two functions to write. Put your answer in each exercise cell
+# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
+# right; otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("05.2", 2)` shows the next hint.
+#
+# `F` is `course_lib.formats`: `F.encode(x, "bf16")` stores a number and reports its error,
+# `F.cast_stats(values, "fp16", scale)` counts what a cast flushes to zero, and
+# `get_accelerator(name).mem_bandwidth` is a chip's memory bandwidth in bytes/s.
+
+# %%
+import numpy as np
+
+from course_lib import formats as F
+from course_lib.checks import check, hint
+from course_lib.hardware import bytes_per_element, get_accelerator
+
+# %% [markdown]
+# ### Exercise 05.1 (predict): which 16-bit format stores one third more accurately?
+#
+# FP16 and BF16 both take 16 bits. One seed text of this course claims that BF16 "balances lower
+# memory use with higher precision than FP16". **Before computing anything**, decide which of the
+# two stores $1/3$ with the smaller relative error. Set `prediction` to `"fp16"` or `"bf16"`, run
+# the cell, and then check your reasoning with `F.encode`.
+
+# %%
+raise NotImplementedError("exercise 05.1: which 16-bit format stores one third more accurately?")
+check("05.1", prediction)
+
+# %% [markdown]
+# ### Exercise 05.2 (compute): what FP8 weights save on an H200
+#
+# Decoding one token reads every weight of a model once. For a model of $70 \times 10^9$
+# parameters on an H200, compute how much shorter one full read of the weights is in FP8 than in
+# BF16, using the catalog's memory bandwidth: $t = N b / \beta$. Store the saving in
+# `saving_ms`, **in milliseconds**.
+
+# %%
+raise NotImplementedError("exercise 05.2: what FP8 weights save on an H200")
+check("05.2", saving_ms)
+
+# %% [markdown]
+# ### Exercise 05.3 (explore): the smallest loss scale that rescues FP16 gradients
+#
+# Draw the sample `F.gradient_like(np.random.default_rng(0), 50_000)` (exactly this seed and size).
+# Find the smallest whole number $k \ge 0$ for which fewer than 0.1% of the values are flushed to
+# zero when stored in FP16 after multiplying them by the loss scale $2^k$. Explore with
+# `F.cast_stats` or `F.loss_scale_sweep`; store the answer in `k_min`.
+
+# %%
+raise NotImplementedError("exercise 05.3: the smallest loss scale that rescues FP16 gradients")
+check("05.3", k_min)
+
+# %% [markdown]
+# ### Exercise 05.4 (code): a per-block INT8 quantizer
+#
+# Write `quantize_blocks_int8(x, block_size)` for a 2-D array `x`: split each row into blocks of
+# `block_size` consecutive elements (the last block of a row may be shorter), give each block the
+# scale $s = \max|x_{\text{block}}| / 127$, round $x/s$ to the nearest integer and return the
+# **dequantized** array $q\,s$, of the same shape as `x`. It is checked on random matrices whose
+# row length no block size divides, with an outlier in each.
+
+# %%
+def quantize_blocks_int8(x, block_size):
+    """Absmax INT8 per block of ``block_size`` along each row; returns codes x scales."""
+    raise NotImplementedError("exercise 05.4: a per-block INT8 quantizer")
+
+
+check("05.4", quantize_blocks_int8)
+
+# %% [markdown]
+# ### Exercise 05.5 (code): the largest value of an IEEE-like format
+#
+# Write `ieee_max(exponent_bits, mantissa_bits)`: the largest finite value of a binary float with
+# $E$ exponent bits and $M$ mantissa bits whose top exponent field is reserved for infinity and
+# NaN, as in FP32, BF16, FP16 and FP8 E5M2. The bias is $2^{E-1} - 1$. It is checked on those
+# four formats and on random widths.
+
+# %%
+def ieee_max(exponent_bits, mantissa_bits):
+    """Largest finite value of an IEEE-like binary float with E exponent and M mantissa bits."""
+    raise NotImplementedError("exercise 05.5: the largest value of an IEEE-like format")
+
+
+check("05.5", ieee_max)
+
+# %% [markdown]
+# When every check passes, compare with the lesson: 05.1 is the misconception of its last section,
+# 05.3 is the left edge of its loss-scaling plot, and 05.5 gives FP16's largest value, the one its
+# range table reads from `ml_dtypes`.

@@ -1,0 +1,419 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · The memory hierarchy: where data lives and what it costs to move it
+#
+# **Learning objectives.** After this lesson you can
+#
+# 1. name the levels of a GPU's memory (registers, shared memory and L1, L2, device memory, and
+#    the links to other GPUs and the host) with their capacity and bandwidth, and say which of
+#    those numbers are published and which are derived;
+# 2. compute how long a tensor takes to cross each level, $t = Q / \beta$;
+# 3. predict a cache's hit rate from the access pattern and the working-set size, and check the
+#    prediction with a set-associative LRU cache simulator;
+# 4. measure your own CPU's memory ladder: bandwidth and latency against working-set size;
+# 5. find shared-memory bank conflicts from a stride and remove them with padding;
+# 6. state when double buffering hides a copy behind compute: $t_\text{copy} \le t_\text{compute}$.
+#
+# Every hardware number comes from the cited catalog in `course_lib/data/accelerators.toml`.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+
+from course_lib.hardware import get_accelerator
+from course_lib.memory import (BANK_BYTES, N_BANKS, PATTERNS, SHARED_MEM_BYTES_PER_CLOCK_PER_SM,
+                               column_read_conflict_degree, conflict_degree, copy_hidden,
+                               hit_rate_sweep, make_trace, memory_hierarchy, n_sets,
+                               pipeline_timeline, pipelined_time_s, simulate_cache,
+                               strided_conflict_degree, transfer_table)
+from course_lib.measure_memory import (cpu_cache_sizes, measure_bandwidth_ladder,
+                                       measure_latency_ladder)
+from course_lib.plots import use_course_style
+from course_lib.plots.memory import (plot_bandwidth_ladder, plot_bank_conflicts, plot_hierarchy,
+                                     plot_hit_rates, plot_latency_ladder, plot_pipeline)
+
+use_course_style()
+h100 = get_accelerator("H100 SXM")
+print(f"{h100.name}: {h100.source}")
+
+# %% [markdown]
+# ## 1. The ladder
+#
+# Each level holds more than the one above it and delivers less per second. Moving $Q$ bytes
+# across a level of bandwidth $\beta$ takes at least
+#
+# $$ t = \frac{Q}{\beta}. $$
+#
+# For one 4096 x 4096 BF16 matrix read from the H100's HBM3:
+
+# %%
+q_bytes = 4096 * 4096 * 2
+print(f"t = {q_bytes / 1e6:.1f} MB / {h100.mem_bandwidth / 1e12:.2f} TB/s = {q_bytes / h100.mem_bandwidth * 1e6:.2f} us")
+
+# %% [markdown]
+# NVIDIA publishes capacities and the HBM, NVLink and PCIe rates. It does not publish the
+# bandwidth of registers, shared memory or L2, so the course derives what it can from catalog
+# fields and says so:
+#
+# * **shared memory**: 32 banks, each delivering one 4-byte word per clock (CUDA C++ Programming
+#   Guide), so 128 bytes per clock per SM, times SMs, times the boost clock;
+# * **registers**: each FP32 lane issues one fused multiply-add per clock and reads three 4-byte
+#   operands, so (FP32 FLOP per clock per SM / 2) x 12 bytes, times SMs and clock;
+# * **L2**: no derivation is possible from the catalog; it is bounded below by HBM (all HBM
+#   traffic passes through L2) and above by the SMs' shared memory / L1 figure.
+
+# %%
+levels = memory_hierarchy(h100)
+for lv in levels:
+    cap = f"{lv.capacity_bytes / 1e6:10.1f} MB" if lv.capacity_bytes else f"{'-':>13s}"
+    if lv.bandwidth_bytes_per_s:
+        bw = f"{lv.bandwidth_bytes_per_s / 1e12:8.3f} TB/s"
+    else:
+        bw = f"{lv.bandwidth_low_bytes_per_s / 1e12:.2f}-{lv.bandwidth_high_bytes_per_s / 1e12:.1f} TB/s"
+    print(f"{lv.name:28s} {cap} {bw:>16s}  [{lv.kind}]")
+
+by_name = {lv.name: lv for lv in levels}
+smem_bw = by_name["shared memory / L1"].bandwidth_bytes_per_s
+reg_bw = by_name["registers"].bandwidth_bytes_per_s
+# Second way for shared memory: bytes per clock per SM recovered from the chip-wide figure.
+assert smem_bw / (h100.sm_count * h100.boost_clock_hz) == N_BANKS * BANK_BYTES == SHARED_MEM_BYTES_PER_CLOCK_PER_SM
+# Second way for registers: the datasheet FP32 rate / 2 FLOP per FMA x 12 operand bytes per FMA.
+reg_from_datasheet = h100.peak("fp32") / 2 * 12
+print(f"\nregister operand bandwidth from the datasheet FP32 rate: {reg_from_datasheet / 1e12:.0f} TB/s "
+      f"(derived from the clock: {reg_bw / 1e12:.0f} TB/s)")
+assert abs(reg_from_datasheet / reg_bw - 1) < 0.01
+
+# %%
+fig = plot_hierarchy(levels, title=f"{h100.name}: capacity and bandwidth, both on log axes")
+plt.show()
+
+# %% [markdown]
+# Read the picture twice. Bandwidth falls by about a factor of ten at each known step. Capacity
+# does not simply grow on the way down: the chip's registers, all SMs together, hold more than its
+# shared memory and two thirds as much as its L2.
+
+# %%
+reg_cap = by_name["registers"].capacity_bytes
+smem_cap = by_name["shared memory / L1"].capacity_bytes
+l2_cap = by_name["L2"].capacity_bytes
+known = [lv for lv in levels if lv.bandwidth_bytes_per_s]
+for upper, lower in zip(known, known[1:]):
+    print(f"{upper.name:28s} -> {lower.name:32s} {upper.bandwidth_bytes_per_s / lower.bandwidth_bytes_per_s:5.1f}x slower")
+print(f"\nregister files together: {reg_cap / 1e6:.1f} MB = {reg_cap / l2_cap:.2f} x the L2 "
+      f"and {reg_cap / smem_cap:.2f} x all shared memory")
+assert smem_cap < reg_cap < l2_cap
+
+# %% [markdown]
+# ### Moving one tensor across each level
+#
+# The key and value cache of one layer for a batch of 8 sequences of 4096 tokens, 8 KV heads of
+# dimension 128, in BF16: $2 \times 8 \times 4096 \times 8 \times 128 \times 2$ bytes.
+
+# %%
+kv_bytes = 2 * 8 * 4096 * 8 * 128 * 2
+print(f"tensor: {kv_bytes / 1e6:.1f} MB")
+rows = transfer_table(kv_bytes, h100)
+for r in rows:
+    t = (f"{r.t_s * 1e6:9.2f} us" if r.t_s is not None
+         else f"{r.t_low_s * 1e6:.2f}-{r.t_high_s * 1e6:.1f} us")
+    fits = {True: "fits", False: "does not fit", None: ""}[r.fits]
+    print(f"{r.level.name:32s} {t:>16s}  {fits}")
+t = {r.level.name: r.t_s for r in rows}
+t_hbm, t_pcie = t["device memory (HBM3)"], t["host memory (PCIe 5.0 x16)"]
+print(f"\nfrom the host it takes {t_pcie / t_hbm:.0f}x longer than from HBM")
+assert np.isclose(t_pcie / t_hbm, h100.mem_bandwidth / (h100.host_link_bandwidth / 2))
+
+# %% [markdown]
+# ## 2. Caches: a set-associative LRU simulator
+#
+# A cache keeps whole **lines** (here 128 bytes). Line $\ell$ = address // line size may live only
+# in set $\ell \bmod S$, which has $W$ slots (**ways**); capacity $= S \cdot W \cdot$ line size.
+# When a set is full, the least recently used line leaves. `simulate_cache` runs any address trace
+# through such a cache and reports each access as hit or miss.
+#
+# Four patterns over a working set of size $D$ with a cache of size $C$:
+#
+# * **sequential** (4-byte elements, 128-byte lines): while $D \le C$ only the first touch of each
+#   line misses; beyond $C$, LRU evicts every line before its reuse, and only the other 31
+#   elements of each line hit: hit rate $1 - 4/128$;
+# * **strided** by 33 elements (132 bytes): every access opens a new line, so nothing hits
+#   beyond $C$;
+# * **random**: in steady state a random line is present with probability about $C/D$;
+# * **tiled**: sweeping an 8 KiB tile eight times before moving on keeps the hit rate high
+#   whatever $D$ is, which is what tiling a matmul does.
+
+# %%
+cap, line, ways = 32 * 1024, 128, 4
+print(f"{cap // 1024} KiB, {line} B lines, {ways}-way: {n_sets(cap, line, ways)} sets")
+sizes = np.unique(np.geomspace(cap / 16, cap * 32, 16).astype(np.int64))
+rng = np.random.default_rng(0)
+curves = [hit_rate_sweep(p, sizes, cap, line, ways, n_accesses=20000, rng=rng) for p in PATTERNS]
+fig = plot_hit_rates(curves)
+plt.show()
+
+# %% [markdown]
+# Each prediction above, checked against the simulator:
+
+# %%
+seq, strided, rand, tiled = curves
+big = sizes >= 4 * cap
+print(f"sequential beyond C: simulated {seq.hit_rate[big].mean():.4f}, predicted {1 - 4 / line:.4f}")
+assert np.allclose(seq.hit_rate[big], 1 - 4 / line, atol=2e-3)
+
+small_ws = 8 * 1024
+trace = make_trace("sequential", small_ws, 40000)
+fits = simulate_cache(trace, cap, line, ways)
+print(f"sequential, 8 KiB: {fits.misses} misses = {small_ws // line} lines touched once")
+assert fits.misses == small_ws // line
+
+assert np.all(strided.hit_rate[big] == 0)
+
+cap_fa = 4096                               # a small fully associative cache: 32 lines, 32 ways
+d = 8 * cap_fa
+fa = simulate_cache(make_trace("random", d, 30000, element_bytes=line, rng=rng), cap_fa, line, cap_fa // line)
+print(f"random, fully associative, D = 8C: simulated {fa.hit_rate:.3f}, predicted C/D = {cap_fa / d:.3f}")
+assert abs(fa.hit_rate - cap_fa / d) < 0.01
+print(f"tiled at D = 32C: {tiled.hit_rate[-1]:.3f}; sequential {seq.hit_rate[-1]:.3f}")
+assert tiled.hit_rate[-1] > seq.hit_rate[-1]
+
+# %% [markdown]
+# Size is not the only thing that matters. A stride of exactly $S \times$ line bytes sends every
+# access to the same set: five lines then fight over four ways and every access misses, in a
+# cache with room for 256 lines.
+
+# %%
+sets = n_sets(cap, line, ways)
+conflict_trace = np.tile(np.arange(5) * sets * line, 200)
+r = simulate_cache(conflict_trace, cap, line, ways)
+print(f"5 lines, stride {sets * line} B: hit rate {r.hit_rate:.2f} although they fill "
+      f"{5 * line / cap:.1%} of the cache")
+assert r.hits == 0
+
+# %% [markdown]
+# ## 3. Your own memory ladder
+#
+# Two measurements on this machine. **Bandwidth**: read a working set of $D$ bytes many times in
+# one NumPy call and divide bytes by time. **Latency**: follow a random cycle of pointers,
+# `i = nxt[i]`; no load can start before the previous one returns, so the time per step is the
+# latency of wherever the working set lives (plus a constant cost of the Python loop). The dashed
+# lines are the cache sizes your operating system reports.
+
+# %%
+caches = cpu_cache_sizes()
+print("caches reported:", {k: f"{v // 1024} KiB" for k, v in caches.items()} or "none")
+bw_ladder = measure_bandwidth_ladder()
+lat_ladder = measure_latency_ladder(rng=np.random.default_rng(1))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+plot_bandwidth_ladder(bw_ladder, caches, ax=ax1, title="read bandwidth")
+plot_latency_ladder(lat_ladder, caches, ax=ax2, title="pointer chase")
+plt.show()
+
+# %%
+bw_small = bw_ladder.bandwidth_bytes_per_s[bw_ladder.working_set_bytes <= 256 * 1024].max()
+bw_big = bw_ladder.bandwidth_bytes_per_s[-1]
+lat_small, lat_big = lat_ladder.ns_per_step[0], lat_ladder.ns_per_step[-1]
+print(f"in cache: {bw_small / 1e9:.0f} GB/s; at {bw_ladder.working_set_bytes[-1] >> 20} MiB: {bw_big / 1e9:.0f} GB/s")
+print(f"pointer chase: {lat_small:.0f} ns per step in cache, {lat_big:.0f} ns at "
+      f"{lat_ladder.working_set_bytes[-1] >> 20} MiB; extra latency {lat_big - lat_small:.0f} ns")
+line_time_stream = 64 / bw_big * 1e9
+print(f"streaming delivers a 64-byte line every {line_time_stream:.2f} ns; the dependent walk one every "
+      f"{lat_big:.0f} ns: {lat_big / line_time_stream:.0f}x apart")
+assert bw_small > bw_big and lat_big > lat_small
+
+# %% [markdown]
+# Bandwidth and latency are different quantities. A stream keeps many loads in flight, so a line
+# arrives every few nanoseconds although each one took far longer to come back; a pointer chase
+# has exactly one in flight. GPUs are built on the first kind of access, with thousands of
+# threads each keeping loads in flight (lesson 01).
+#
+# ## 4. Shared memory bank conflicts
+#
+# Shared memory is split into 32 banks, each 4 bytes wide: word $w$ lives in bank $w \bmod 32$.
+# A warp's load is served in one pass when its 32 lanes touch 32 different banks, or read the
+# very same word (a broadcast). Otherwise it takes as many passes as the largest number of
+# *distinct* words any one bank must deliver, the **conflict degree**. When lane $t$ reads word
+# $t \cdot s$, the degree is $\gcd(s, 32)$.
+
+# %%
+strides = np.arange(1, 34)
+formula = [strided_conflict_degree(s) for s in strides]
+counted = [conflict_degree(np.arange(32) * s * BANK_BYTES) for s in strides]
+assert formula == counted == [int(np.gcd(s, 32)) for s in strides]
+print("conflict-free strides:", [int(s) for s, d in zip(strides, formula) if d == 1][:8], "... (the odd ones)")
+print("stride 32 (a column of a 32-wide float tile):", strided_conflict_degree(32), "passes")
+
+# %% [markdown]
+# A 32 x 32 tile of floats stored row by row puts a whole column in one bank, so reading a
+# column is a 32-way conflict. One word of padding per row (33 words) shifts each row by one bank:
+
+# %%
+padded = [strided_conflict_degree(s + 1) for s in strides]
+print(f"column of a 32-wide tile: {column_read_conflict_degree(32)} passes; padded to 33: "
+      f"{column_read_conflict_degree(32, pad_words=1)}")
+lanes = np.arange(32)
+assert conflict_degree(lanes * 33 * BANK_BYTES) == 1 and conflict_degree(lanes * 32 * BANK_BYTES) == 32
+fig = plot_bank_conflicts(strides, formula, padded)
+plt.show()
+
+# %% [markdown]
+# ## 5. Copying while computing: asynchronous copies, TMA and double buffering
+#
+# A kernel that loads a tile, computes on it and loads the next serialises the two. Since Ampere,
+# `cp.async` copies from global to shared memory without passing through registers, and Hopper's
+# tensor memory accelerator (TMA) moves a whole multidimensional tile with one instruction; both
+# let the SM compute while the copy runs. With two buffers, tile $i+1$ arrives while tile $i$ is
+# computed. For $n$ tiles:
+#
+# $$ T_{1\,\text{buffer}} = n\,(t_\text{copy} + t_\text{compute}), \qquad
+#    T_{2\,\text{buffers}} = t_\text{copy} + t_\text{compute} + (n-1)\max(t_\text{copy}, t_\text{compute}). $$
+#
+# The copy hides completely when $t_\text{copy} \le t_\text{compute}$. For a $M \times N$ output
+# tile stepping through $K$ in BF16, one step copies $2K(M+N)$ bytes and computes $2MNK$ FLOP. Give
+# one SM its share of HBM and of peak: the condition becomes $MN/(M+N) \ge I^*$, the ridge point
+# of lesson 04.
+
+# %%
+bw_per_sm = h100.mem_bandwidth / h100.sm_count
+flops_per_sm = h100.peak("bf16") / h100.sm_count
+ridge = h100.ridge_point("bf16")
+for m, n_ in [(128, 128), (256, 128), (1024, 1024)]:
+    k = 64
+    t_copy = 2 * k * (m + n_) / bw_per_sm
+    t_comp = 2 * m * n_ * k / flops_per_sm
+    hidden = copy_hidden(t_copy, t_comp)
+    print(f"tile {m}x{n_}, k={k}: t_copy {t_copy * 1e6:.3f} us, t_compute {t_comp * 1e6:.3f} us -> "
+          f"{'hidden' if hidden else 'exposed'}  (MN/(M+N) = {m * n_ / (m + n_):.0f} vs ridge {ridge:.0f})")
+    assert hidden == (m * n_ / (m + n_) >= ridge)
+
+# %% [markdown]
+# So if every tile came from HBM, even a 256 x 128 tile would leave the tensor cores waiting. Real
+# matmuls get away with such tiles because neighbouring thread blocks read the same rows and
+# columns, and most of their loads hit in L2. The timeline of eight tiles of the 128 x 128 case:
+
+# %%
+t_copy = 2 * 64 * 256 / bw_per_sm
+t_comp = 2 * 128 * 128 * 64 / flops_per_sm
+one = pipeline_timeline(8, t_copy, t_comp, buffers=1)
+two = pipeline_timeline(8, t_copy, t_comp, buffers=2)
+fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7.5, 4), sharex=True)
+plot_pipeline(one, ax=ax1)
+plot_pipeline(two, ax=ax2)
+plt.show()
+print(f"one buffer {one.total_s * 1e6:.2f} us, two {two.total_s * 1e6:.2f} us: {one.total_s / two.total_s:.2f}x faster")
+assert np.isclose(two.total_s, pipelined_time_s(8, t_copy, t_comp, 2))
+assert np.isclose(two.total_s, t_comp + 8 * t_copy)        # copy-bound: the copies set the pace
+
+# %% [markdown]
+# ## 6. Explore
+#
+# The cache explorer redraws the four hit-rate curves for any cache; try 1 way against 16, a
+# stride of 32 against 33, and a tile larger than the cache. The pipeline explorer moves the
+# copy and compute times across each other.
+
+# %%
+from course_lib.widgets.memory import cache_explorer, pipeline_explorer
+
+cache_explorer()
+
+# %%
+from course_lib.widgets.memory import pipeline_explorer
+
+pipeline_explorer()
+
+# %% [markdown]
+# ## Optional: a real GPU
+#
+# With PyTorch and a CUDA GPU, this cell times a device-to-device copy and compares it with the
+# catalog; elsewhere it prints one line.
+
+# %%
+try:
+    import torch
+    has_gpu = torch.cuda.is_available()
+except ImportError:
+    has_gpu = False
+if not has_gpu:
+    print("No CUDA GPU here (or no PyTorch): skipping the device copy measurement.")
+else:
+    src = torch.empty(2 ** 28, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(10):
+        dst.copy_(src)
+    end.record()
+    torch.cuda.synchronize()
+    seconds = start.elapsed_time(end) / 1e3 / 10
+    print(f"{torch.cuda.get_device_name()}: copy reads and writes {2 * src.numel() / seconds / 1e12:.2f} TB/s")
+
+# %% [markdown]
+# ## Misconceptions
+#
+# **"Registers are a few tens of kilobytes per SM."** (one of the seed texts says so.) Every SM
+# in the catalog's NVIDIA parts has a 256 KB register file; on the H100 the register files hold more
+# than all of its shared memory together:
+
+# %%
+print(f"H100: {h100.register_file_bytes_per_sm // 1024} KiB of registers per SM, {reg_cap / 1e6:.1f} MB on the chip, "
+      f"against {smem_cap / 1e6:.1f} MB of shared memory")
+assert h100.register_file_bytes_per_sm == 256 * 1024
+
+# %% [markdown]
+# **"HBM is the slowest level."** (another seed.) Host memory reached over PCIe is slower still:
+
+# %%
+host = by_name["host memory (PCIe 5.0 x16)"]
+print(f"HBM {h100.mem_bandwidth / 1e12:.2f} TB/s vs host over PCIe {host.bandwidth_bytes_per_s / 1e9:.0f} GB/s "
+      f"per direction: {h100.mem_bandwidth / host.bandwidth_bytes_per_s:.0f}x slower")
+assert host.bandwidth_bytes_per_s < h100.mem_bandwidth
+
+# %% [markdown]
+# **"If the data fits in the cache, it hits."** Placement matters: the five lines above missed
+# every time in a cache 51 times their size. **"Two lanes in one bank always conflict."** Lanes
+# that read the same word are served by one broadcast:
+
+# %%
+same_word = np.zeros(32, dtype=np.int64)
+two_words = np.r_[np.zeros(16, dtype=np.int64), np.full(16, 32 * BANK_BYTES)]
+print(f"32 lanes, one word: {conflict_degree(same_word)} pass; two words in bank 0: {conflict_degree(two_words)} passes")
+assert conflict_degree(same_word) == 1 and conflict_degree(two_words) == 2
+
+# %% [markdown]
+# **"Asynchronous copies make memory traffic free."** Only while $t_\text{copy} \le
+# t_\text{compute}$. Past that point the pipeline runs at the copy's pace, and a faster tensor
+# core changes nothing:
+
+# %%
+slow = pipelined_time_s(8, 2.0, 1.0)
+faster_math = pipelined_time_s(8, 2.0, 0.5)
+print(f"copy 2, compute 1 -> {slow}; compute halved -> {faster_math}: {slow / faster_math:.2f}x")
+assert faster_math / slow > 0.9
+
+# %% [markdown]
+# ## Key points
+#
+# * Each step down the hierarchy loses about an order of magnitude of bandwidth; $t = Q / \beta$
+#   says what a tensor costs at each level.
+# * NVIDIA does not publish on-chip bandwidths. Shared memory is 128 B per clock per SM
+#   (33.5 TB/s on the H100 SXM); L2 can only be bounded from the catalog.
+# * Hit rate depends on the pattern, not only the size: sequential sweeps live on spatial
+#   locality, tiles on reuse in time, and strides can collide in one set.
+# * Latency and bandwidth differ by the number of requests in flight; your CPU showed both.
+# * Bank conflicts: degree $\gcd(s, 32)$ for stride $s$ words; pad a 32-wide tile to 33.
+# * Double buffering hides the copy exactly when $t_\text{copy} \le t_\text{compute}$, which for
+#   a matmul tile is the ridge point again.

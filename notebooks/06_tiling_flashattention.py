@@ -1,0 +1,425 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Tiling and FlashAttention: fewer bytes for the same arithmetic
+#
+# **Learning objectives.** After this lesson you can
+#
+# 1. predict the HBM traffic of a tiled matrix multiplication from its tile size, check the
+#    prediction against a simulation that walks the tiles, and say which on-chip resource caps
+#    the tile;
+# 2. place the intensity that tiling buys on the roofline;
+# 3. follow the tiling hierarchy from shared memory to registers to the tensor core's
+#    `mma.sync` instruction, counting instructions and operand reuse at each level;
+# 4. compute what kernel fusion saves in bytes and in time at bandwidth;
+# 5. test a custom kernel so that indexing and precision bugs cannot hide;
+# 6. explain FlashAttention's online softmax, run it in NumPy, and compare its HBM traffic and
+#    memory footprint with naive attention and with the paper's IO analysis.
+#
+# Hardware figures come from the catalog (`course_lib/data/accelerators.toml`, dense rates).
+# The important results are checked a second way: a formula against a simulation, or an
+# algorithm against an independent reference.
+
+# %%
+import tracemalloc
+from dataclasses import replace
+
+import numpy as np
+import matplotlib.pyplot as plt
+
+from course_lib.hardware import get_accelerator
+from course_lib.roofline import Kernel, place_kernel
+from course_lib import tiling, attention
+from course_lib.plots import use_course_style
+from course_lib.plots.roofline import plot_roofline
+from course_lib.plots.tiling import plot_reuse_hierarchy, plot_tile_traffic
+from course_lib.plots.attention import plot_attention_memory, plot_attention_traffic, plot_online_softmax
+
+use_course_style()
+h100 = get_accelerator("H100 SXM")
+b16 = 2                                   # bytes per BF16 element
+print(f"{h100.name}: {h100.source}")
+
+# %% [markdown]
+# ## 1. A tiled matmul and the bytes it moves
+#
+# To compute $C_{m\times n} = A_{m\times k} B_{k\times n}$, each thread block owns one
+# $T_m \times T_n$ tile of $C$. It walks along $k$, staging a $T_m \times T_k$ slice of $A$ and a
+# $T_k \times T_n$ slice of $B$ in shared memory at each step, accumulates in registers, and
+# writes its tile of $C$ once. Every row panel of $A$ is therefore read once per *column of
+# tiles*, and every column panel of $B$ once per *row of tiles*:
+#
+# $$ Q = b\left(mk\left\lceil \frac{n}{T_n} \right\rceil + kn\left\lceil \frac{m}{T_m} \right\rceil + mn\right) $$
+#
+# bytes, with $b$ bytes per element. For a large square problem and square tiles $T$, this is
+# about $2bmkn/T$, so the intensity $2mkn/Q$ is about $T/b$ FLOP per byte: **doubling the tile
+# halves the traffic**. A $4096^3$ BF16 matmul with $128 \times 128$ tiles, against the H100's
+# ridge point:
+
+# %%
+t128 = tiling.tiled_matmul_traffic(4096, 4096, 4096, 128, bytes_per_element=b16)
+print(f"Q = {t128.bytes_moved / 1e9:.2f} GB, intensity {t128.intensity_flops_per_byte:.1f} FLOP/B "
+      f"(T/b = {128 / b16:.0f}); H100 BF16 ridge {h100.ridge_point('bf16'):.0f} FLOP/B")
+
+# %% [markdown]
+# The ceilings are exact, not a bound: an edge tile loads only the rows and columns that exist.
+# To check that, we *walk* the tiles of a matrix whose sides no tile size divides, marking every
+# element each (tile, k-step) stages from HBM, and compare the sums with the formula.
+
+# %%
+m, k, n = 301, 203, 257
+print(f"{'tile':>5s} {'formula MB':>11s} {'walk MB':>9s} {'A loads/elt':>12s} {'B loads/elt':>12s}")
+for t in (16, 48, 100, 128, 400):
+    walk = tiling.simulate_tiled_matmul(m, k, n, t, tile_k=24, bytes_per_element=b16)
+    formula = tiling.tiled_matmul_traffic(m, k, n, t, bytes_per_element=b16)
+    assert walk.traffic.bytes_moved == formula.bytes_moved
+    assert np.all(walk.c_stores == 1)            # every element of C written exactly once
+    print(f"{t:5d} {formula.bytes_moved / 1e6:11.4f} {walk.traffic.bytes_moved / 1e6:9.4f} "
+          f"{walk.a_loads.max():12d} {walk.b_loads.max():12d}")
+
+# %% [markdown]
+# **What caps the tile.** The staged slices live in shared memory,
+# $\text{stages}\cdot b\,(T_m T_k + T_k T_n)$ bytes with double buffering (2 stages), and the
+# $T_m \times T_n$ FP32 accumulators live in registers. The catalog gives both capacities:
+
+# %%
+print(f"{'accelerator':15s} {'smem/block KiB':>15s} {'regs/SM KiB':>12s} {'T by smem':>10s} {'T by regs':>10s}  binding")
+for name in ("V100 SXM2", "A100 SXM 80GB", "H100 SXM", "L4"):
+    acc = get_accelerator(name)
+    lim = tiling.tile_limit(acc, "bf16", tile_k=32, stages=2)
+    print(f"{acc.name:15s} {acc.max_shared_mem_bytes_per_block / 1024:15.0f} "
+          f"{acc.register_file_bytes_per_sm / 1024:12.0f} {lim.smem_limit:10d} {lim.register_limit:10d}  {lim.binding}")
+lim_h100 = tiling.tile_limit(h100, "bf16", tile_k=32, stages=2)
+# second way: the shared-memory size of the largest tile, and of the next one, against the catalog
+smem_fit = tiling.smem_bytes_per_block(lim_h100.smem_limit, lim_h100.smem_limit, 32, b16, 2)
+smem_next = tiling.smem_bytes_per_block(lim_h100.smem_limit + 16, lim_h100.smem_limit + 16, 32, b16, 2)
+assert smem_fit <= h100.max_shared_mem_bytes_per_block < smem_next
+
+# %% [markdown]
+# The register file binds first: $256 \times 256$ FP32 accumulators already fill an SM's 256 KiB,
+# before counting any other register. Real kernels stop below that (CUTLASS's common Hopper tiles
+# are $128 \times 128$ and $128 \times 256$, the accumulators spread over two or more warp groups).
+# The traffic against tile size for a $1000 \times 700 \times 900$ matmul, formula and walk:
+
+# %%
+sweep = tiling.traffic_sweep(1000, 700, 900, tiles=np.unique(np.geomspace(8, 1024, 30).astype(int)),
+                             bytes_per_element=b16, simulate=(50, 128, 300), limit=lim_h100.largest)
+assert np.allclose(sweep.simulated_bytes,
+                   [tiling.tiled_matmul_traffic(1000, 700, 900, int(t), bytes_per_element=b16).bytes_moved
+                    for t in sweep.simulated_tiles])
+fig = plot_tile_traffic(sweep)
+plt.show()
+
+# %% [markdown]
+# ## 2. What tiling buys, on the roofline
+#
+# An $8192^3$ BF16 matmul with tiles from 16 to the largest the H100 holds, placed on its HBM
+# roofline with `course_lib.roofline`. The second way: the intensity should be close to $T/b$.
+
+# %%
+points = []
+for t in (16, 64, 128, lim_h100.largest):
+    traffic = tiling.tiled_matmul_traffic(8192, 8192, 8192, t, bytes_per_element=b16)
+    assert abs(traffic.intensity_flops_per_byte / (t / b16) - 1) < 0.05
+    points.append(place_kernel(Kernel(f"tile {t}", traffic.flops, traffic.bytes_moved), h100, "bf16"))
+    print(f"tile {t:4d}: {traffic.intensity_flops_per_byte:6.1f} FLOP/B, at most "
+          f"{points[-1].attainable_flops / 1e12:6.1f} TFLOP/s ({points[-1].bound}-bound)")
+fig = plot_roofline(points, title="H100 SXM, BF16: an 8192³ matmul by tile size (every tile load from HBM)")
+plt.show()
+
+# %% [markdown]
+# Even the largest tile leaves this model left of the ridge, yet cuBLAS runs such a matmul near
+# peak. The model charges every tile load to HBM; on the chip, blocks that run at the same time
+# read the same panels of $A$ and $B$, and the L2 cache serves the repeats:
+
+# %%
+panel_bytes = 2 * 8192 * lim_h100.largest * b16           # one row panel of A plus one column panel of B
+print(f"L2 {h100.l2_cache_bytes / 1e6:.0f} MB holds {h100.l2_cache_bytes / panel_bytes:.0f} pairs of "
+      f"{lim_h100.largest}-wide panels; {h100.sm_count} SMs run a block each at a time")
+
+# %% [markdown]
+# ## 3. Down to the tensor core
+#
+# Libraries such as CUTLASS tile at every level: a **block tile** staged in shared memory, split
+# into **warp tiles** held in registers, each done by the tensor core's **MMA** instruction on the
+# smallest tiles. On Ampere and Hopper the 16-bit warp-level instruction is
+# `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32` (PTX ISA): one warp multiplies a
+# $16\times16$ tile of $A$ by a $16\times8$ tile of $B$ into a $16\times8$ FP32 accumulator.
+# A level that works on an $(m, n, k)$ step loads $(m+n)k$ elements and does $2mnk$ FLOP, so it
+# reuses each element
+#
+# $$ \frac{2mnk}{(m+n)k} = \frac{2mn}{m+n} \ \text{FLOP per element}. $$
+
+# %%
+levels = tiling.tiling_hierarchy(block=(128, 128, 32), warp=(64, 64), mma="m16n8k16")
+for lvl in levels:
+    print(f"{lvl.level:45s} tile {str(lvl.tile):15s} x{lvl.units_per_parent:<5d} "
+          f"{lvl.flops_per_element:7.2f} FLOP/element")
+for lvl in levels:
+    mm, nn, _ = lvl.tile
+    assert np.isclose(lvl.flops_per_element, 2 * mm * nn / (mm + nn))
+fig = plot_reuse_hierarchy(levels)
+plt.show()
+
+# %% [markdown]
+# Now one warp tile, $64 \times 64 \times 32$, done by scalar fused multiply-adds and by MMAs.
+# A scalar FMA is one multiply and one add on one lane (2 FLOP) reading one element of $A$ and one
+# of $B$; a warp issues 32 of them per instruction.
+
+# %%
+warp_tile = tiling.tile_instruction_counts(64, 64, 32, mma="m16n8k16")
+print(f"{warp_tile.flops:,.0f} FLOP: {warp_tile.fma_instructions:,} warp FMA instructions or "
+      f"{warp_tile.mma_instructions} mma.sync ({warp_tile.instruction_ratio:.0f}x fewer)")
+print(f"operand reuse: {warp_tile.fma_flops_per_operand:.1f} FLOP per element read by FMAs, "
+      f"{warp_tile.mma_flops_per_operand:.2f} by MMAs")
+# second way: one m16n8k16 is 16*8*16 = 2048 FMAs, 64 warp instructions of 32 lanes
+assert warp_tile.instruction_ratio == 16 * 8 * 16 / 32
+assert np.isclose(warp_tile.mma_flops_per_operand, 2 * 16 * 8 * 16 / (16 * 16 + 16 * 8))
+
+# %% [markdown]
+# ## 4. Kernel fusion
+#
+# Bias, activation and dropout each do a few FLOP per element: memory-bound. Run as three kernels,
+# each reads its input from HBM and writes its output back; fused, the intermediate values stay in
+# registers. With $E$ elements of $b$ bytes and a one-byte dropout mask saved for the backward pass:
+#
+# $$ Q_\text{unfused} = b(6E + n_\text{cols}) + E, \qquad Q_\text{fused} = b(2E + n_\text{cols}) + E. $$
+#
+# For the activation after an MLP up-projection, 16384 tokens by 14336 features in BF16:
+
+# %%
+fusion = tiling.fusion_traffic(16384, 14336, "bf16", h100)
+e = 16384 * 14336
+assert fusion.bytes_unfused == b16 * (6 * e + 14336) + e and fusion.bytes_fused == b16 * (2 * e + 14336) + e
+print(f"unfused {fusion.bytes_unfused / 1e9:.2f} GB in {fusion.kernels_unfused} kernels: "
+      f"{fusion.t_unfused_s * 1e3:.2f} ms at {h100.mem_bandwidth / 1e12:.2f} TB/s")
+print(f"fused   {fusion.bytes_fused / 1e9:.2f} GB in 1 kernel: {fusion.t_fused_s * 1e3:.2f} ms "
+      f"({fusion.speedup:.2f}x faster)")
+assert np.isclose(fusion.speedup, (6 * b16 + 1) / (2 * b16 + 1), rtol=1e-3)      # the large-tensor limit
+
+# %% [markdown]
+# The speed-up is $(6b+1)/(2b+1)$ for large tensors, $13/5 = 2.6$ in BF16, not the 3 one might
+# guess from "three reads become one": the mask is written either way.
+#
+# ## 5. Writing a custom kernel safely
+#
+# A tiled kernel has two classic failure modes: an **indexing** bug at the edges and a
+# **precision** bug in the accumulator. Here are two plausible ones: `matmul_indexing_bug` runs
+# its column loop to $m$ instead of $n$, and `matmul_precision_bug` keeps its accumulator in FP16.
+# A weak test (one square, power-of-two, all-ones case) and a strong one (random normal values,
+# random shapes with $m \ne k \ne n$, none a multiple of 8, long reductions), each against a
+# float64 reference with a tolerance of two units of FP16 roundoff:
+
+# %%
+rng = np.random.default_rng(6)
+weak = tiling.weak_matmul_cases()
+strong = tiling.strong_matmul_cases(rng, count=4)
+verdicts = {}
+for kernel in (tiling.tiled_matmul, tiling.matmul_indexing_bug, tiling.matmul_precision_bug):
+    w, s = tiling.check_matmul_kernel(kernel, weak), tiling.check_matmul_kernel(kernel, strong)
+    verdicts[kernel.__name__] = (w.passed, s.passed)
+    print(f"{kernel.__name__:22s} weak: {'pass' if w.passed else 'FAIL'}   strong: "
+          f"{'pass' if s.passed else 'FAIL'} (worst error {s.worst_error:.2e} at m,k,n = {s.worst_shape}, "
+          f"tolerance {s.tolerance:.2e})")
+assert verdicts == {"tiled_matmul": (True, True), "matmul_indexing_bug": (True, False),
+                    "matmul_precision_bug": (True, False)}
+
+# %% [markdown]
+# Both bugs pass the weak test: with $m = n$ the wrong loop bound is the right one, and sums of
+# ones are exact in FP16 up to 2048. A test earns trust only if it can fail: random values,
+# asymmetric ragged shapes, reductions as long as production's.
+#
+# ## 6. Attention, naive and tiled
+#
+# $O = \operatorname{softmax}(QK^\top/\sqrt d)\,V$ for $N$ queries and keys of dimension $d$. The
+# naive algorithm writes the $N \times N$ scores $S$ and probabilities $P$ to memory. How big is
+# that? One of our seed texts says a 32k context gives "32k x 32k ~ 1 billion elements", about
+# 2 GB in FP16:
+
+# %%
+n32k = 32 * 1024
+naive_bytes, flash_bytes = attention.attention_memory_bytes(n32k, 128, bytes_per_element=2)
+print(f"{n32k}^2 = {n32k ** 2:,} elements = {naive_bytes / 1e9:.2f} GB = {naive_bytes / 2 ** 30:.0f} GiB "
+      f"per head, per sequence")
+assert naive_bytes == n32k ** 2 * 2
+heads_32 = 32 * naive_bytes
+print(f"a layer with 32 heads: {heads_32 / 1e9:.0f} GB, against {h100.mem_capacity / 1e9:.0f} GB on an H100")
+
+# %% [markdown]
+# The seed's arithmetic holds, for **one** head of **one** sequence; a model has tens of heads, so
+# materialising the scores for a whole layer does not fit on the GPU at all.
+#
+# **The online softmax.** FlashAttention (Dao et al., 2022) walks blocks of keys and keeps, per
+# query row, a running maximum $m$, a running sum $\ell$ and an unnormalised output $o$. For each
+# block of scores $S_j$ and values $V_j$:
+#
+# $$ m' = \max(m, \operatorname{rowmax} S_j), \quad \alpha = e^{m - m'}, \quad
+#    \ell' = \alpha\,\ell + \operatorname{rowsum} e^{S_j - m'}, \quad
+#    o' = \alpha\, o + e^{S_j - m'} V_j, $$
+#
+# and at the end $O = o/\ell$. The factor $\alpha$ rescales everything summed so far whenever a
+# larger score arrives. One query row, keys arriving in blocks of 37:
+
+# %%
+row_rng = np.random.default_rng(60)
+s_row = row_rng.standard_normal((1, 500)) * 3
+v_col = row_rng.standard_normal((500, 1))
+state = (np.full(1, -np.inf), np.zeros(1), np.zeros((1, 1)))
+trace = {"keys_seen": [], "running_max": [], "estimate": []}
+for j0 in range(0, 500, 37):
+    state = attention.online_softmax_update(*state, s_row[:, j0:j0 + 37], v_col[j0:j0 + 37])
+    trace["keys_seen"].append(min(j0 + 37, 500))
+    trace["running_max"].append(state[0][0])
+    trace["estimate"].append(state[2][0, 0] / state[1][0])
+p_row = np.exp(s_row - s_row.max())
+trace["exact"] = ((p_row / p_row.sum()) @ v_col).item()
+assert np.isclose(trace["estimate"][-1], trace["exact"], rtol=1e-12)
+fig = plot_online_softmax(trace)
+plt.show()
+
+# %% [markdown]
+# `flash_attention(q, k, v, block_size, causal)` runs the whole algorithm in NumPy: each block of
+# queries against each block of keys is two matmuls. It must equal the naive result to rounding
+# for any block size, including ones that do not divide $N$, and with causal masking:
+
+# %%
+qkv = np.random.default_rng(61).standard_normal((3, 700, 64))
+worst = 0.0
+for block in (700, 128, 97, (64, 300)):
+    for causal in (False, True):
+        diff = np.abs(attention.flash_attention(*qkv, block_size=block, causal=causal)
+                      - attention.naive_attention(*qkv, causal=causal)).max()
+        worst = max(worst, diff)
+print(f"N = 700, d = 64: largest difference from naive over 8 variants {worst:.1e}")
+assert worst < 1e-12
+
+# %% [markdown]
+# **HBM traffic.** Theorem 2 of the paper: with on-chip SRAM of $M$ elements, standard attention
+# makes $\Theta(Nd + N^2)$ HBM accesses (exactly $4N^2 + 4Nd$ for its Algorithm 0) and
+# FlashAttention $\Theta(N^2 d^2 / M)$. Our NumPy loop keeps a block of $B_q$ queries resident
+# and streams all of $K$ and $V$ past it, so it reads $Nd + 2Nd\lceil N/B_q\rceil$ elements and
+# writes $N(d+1)$. We count what it actually touches and compare; the paper's own loop order
+# (Algorithm 1, with $B_c = \lceil M/4d \rceil$) is shown too, for $M$ = one H100 block's shared
+# memory in BF16 elements.
+
+# %%
+sram_elements = h100.max_shared_mem_bytes_per_block // b16
+traffic = attention.attention_traffic_sweep(
+    np.unique(np.geomspace(256, 65536, 25).astype(int)), d=64, block_size=128,
+    sram_elements=sram_elements, count_ns=(300, 1000, 2500), rng=np.random.default_rng(62))
+assert np.array_equal(traffic.counted_elements,
+                      [attention.flash_attention_traffic(int(x), 64, 128).elements_moved for x in traffic.counted_n])
+ratio = traffic.naive_elements[-1] / traffic.flash_elements[-1]
+print(f"N = {traffic.n[-1]:,}: naive / flash traffic = {ratio:.2f} (limit 2 B_q / d = {2 * 128 / 64:.0f})")
+theta = traffic.paper_elements / (traffic.n.astype(float) ** 2 * 64 ** 2 / sram_elements)
+print(f"paper's Algorithm 1 / (N² d² / M): {theta[0]:.1f} at N = {traffic.n[0]}, {theta[-1]:.1f} at N = {traffic.n[-1]:,}")
+assert 3.9 < ratio < 4.0 and 11.5 < theta[-1] < 12.5
+fig = plot_attention_traffic(traffic)
+plt.show()
+
+# %% [markdown]
+# The saving is a constant factor, $2B_q/d$ for our loop and about $M/(3d^2)$ for the paper's, and
+# both lines keep a slope of 2: FlashAttention's traffic is still quadratic in $N$. What changes
+# by a factor of $N$ is **memory**: the scores never exist in full. The extra memory of each, with
+# measurements of both implementations (float64 NumPy, `tracemalloc`) at small $N$:
+
+# %%
+def extra_bytes(fn, q, k, v):
+    tracemalloc.start()
+    fn(q, k, v)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+measured_n = np.array([256, 512, 1024])
+naive_meas, flash_meas = [], []
+for x in measured_n:
+    q, k, v = np.random.default_rng(63).standard_normal((3, x, 64))
+    naive_meas.append(extra_bytes(attention.naive_attention, q, k, v))
+    flash_meas.append(extra_bytes(lambda q, k, v: attention.flash_attention(q, k, v, block_size=128), q, k, v))
+mem = attention.memory_sweep(np.unique(np.geomspace(256, 262144, 30).astype(int)), d=64, bytes_per_element=2,
+                             block_size=128, capacity_bytes=h100.mem_capacity, capacity_label="H100 memory")
+mem = replace(mem, measured_n=measured_n, measured_naive_bytes=np.array(naive_meas),
+              measured_flash_bytes=np.array(flash_meas))
+growth_naive = naive_meas[-1] / naive_meas[0]
+growth_flash = flash_meas[-1] / flash_meas[0]
+print(f"N x4 -> naive extra memory x{growth_naive:.1f}, flash x{growth_flash:.1f}")
+assert growth_naive > 12 and growth_flash < 6
+fig = plot_attention_memory(mem)
+plt.show()
+
+# %% [markdown]
+# The naive measurements grow 16-fold for a 4-fold $N$ (the $N^2$ float64 score matrix); the flash
+# ones grow with $N$ only (the output and the row statistics). On a GPU, PyTorch's
+# `scaled_dot_product_attention` dispatches to a FlashAttention kernel; here we only say whether
+# a GPU is present.
+
+# %%
+from course_lib.measure import gpu_status
+
+print(gpu_status()[1])
+
+# %% [markdown]
+# ## 7. Explore
+#
+# Move the matmul's tile size and watch the traffic fall until the tile no longer fits on chip;
+# move the attention block size and sequence length and watch the gap between naive and flash
+# traffic. A block smaller than $d/2$ makes FlashAttention's loop move *more* bytes than naive.
+
+# %%
+from course_lib.widgets.tiling import tiling_explorer
+
+explorer = tiling_explorer("H100 SXM")
+explorer
+
+# %% [markdown]
+# ## Misconceptions
+#
+# - **"FlashAttention makes attention linear in sequence length."** Its memory is linear; its FLOP
+#   and its HBM traffic stay quadratic (section 6: a constant-factor saving, slope 2 on both lines).
+# - **"FlashAttention is an approximation."** It is exact: the online softmax rescales and gets the
+#   same result to rounding, checked above against the naive algorithm on ragged blocks.
+# - **"A scalar pipeline needs $2mnk$ lane-cycles for a tile."** (A seed text says so.) One fused
+#   multiply-add does 2 FLOP, so a tile's $2mnk$ FLOP take $mnk$ FMAs:
+
+# %%
+one_mma = tiling.tile_instruction_counts(16, 8, 16)
+print(f"m16n8k16: {one_mma.flops:.0f} FLOP = {one_mma.fma_instructions * one_mma.warp_size} FMAs, not "
+      f"{2 * 16 * 8 * 16}")
+assert one_mma.fma_instructions * one_mma.warp_size == 16 * 8 * 16
+
+# %% [markdown]
+# - **"A tensor core consumes a whole 16 x 16 tile per clock."** (Same seed.) The 16-bit warp
+#   instruction is m16n8k16, a 16 x 16 by 16 x 8 product issued by a whole warp; it is an
+#   instruction, not a per-clock rate.
+# - **"Bigger tiles are always better."** Only until they stop fitting: the register file caps the
+#   H100's square tile at 256 long before shared memory would (section 1).
+# - **"Fusing three elementwise kernels makes them three times faster."** The saved mask and the
+#   bias vector are moved either way: 2.6x in BF16 (section 4).
+# - **"My kernel passed its test."** Which test? Square, power-of-two, all-ones inputs let both
+#   bugs in section 5 through.
+#
+# ## Exercises
+#
+# `exercises/06_tiling_flashattention.py` (answers in `solutions/06_tiling_flashattention.py`):
+# predict what a bigger tile does, size a tile for a real GPU, count FlashAttention's traffic,
+# and write one step of the online softmax.
+#
+# ## Key points
+#
+# - Tiled matmul traffic is $b(mk\lceil n/T_n\rceil + kn\lceil m/T_m\rceil + mn)$; the intensity is
+#   about $T/b$, so the tile size, capped by shared memory and registers, sets the HBM intensity.
+# - Each level of the hierarchy (block, warp, MMA) reuses its operands $2mn/(m+n)$ times; one
+#   `mma.sync` m16n8k16 replaces 64 warp FMA instructions.
+# - Fusion keeps intermediates on chip: a chain of memory-bound kernels costs one read and one write.
+# - Test kernels on random, asymmetric, ragged shapes with long reductions, against a reference.
+# - FlashAttention computes exact attention without the $N \times N$ matrix: memory $O(N)$, HBM
+#   traffic $\Theta(N^2d^2/M)$ instead of $\Theta(N^2)$, the same $4N^2d$ FLOP.

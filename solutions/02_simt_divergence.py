@@ -1,0 +1,95 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 · Exercises: SIMT, divergence and coalescing
+#
+# Four exercises on lesson 02: a prediction, a computation on a real accelerator, an exploration
+# with the SIMT simulator, and a function to write. Put your answer in each exercise cell where it
+# says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("02.3", 2)` shows the next hint.
+
+# %%
+import numpy as np
+
+from course_lib.checks import check, hint
+from course_lib.hardware import get_accelerator
+from course_lib.simt import Let, While, run_simt
+
+# %% [markdown]
+# ### Exercise 02.1 (predict): which layout moves fewer bytes?
+#
+# Particles are 16-byte structures; a warp of 32 threads reads one 4-byte field of 32 consecutive
+# particles. Stored as an array of structures (AoS) or as a structure of arrays (SoA), which moves
+# fewer bytes from memory? **Decide first**, then check with `course_lib.simt.coalescing`.
+# Answer `"aos"`, `"soa"` or `"same"`.
+
+# %%
+### BEGIN SOLUTION
+prediction = "soa"
+### END SOLUTION
+check("02.1", prediction)
+
+# %% [markdown]
+# ### Exercise 02.2 (compute): how often does an MI300X wavefront diverge?
+#
+# Each thread takes a branch independently with probability 0.05. Using the MI300X's wavefront
+# width from the catalog (`get_accelerator("MI300X").warp_size`), what fraction of wavefronts
+# diverge (have lanes on both sides)? Answer with a float between 0 and 1.
+
+# %%
+### BEGIN SOLUTION
+width = get_accelerator("MI300X").warp_size
+share_diverged = 1 - 0.05 ** width - 0.95 ** width
+### END SOLUTION
+check("02.2", share_diverged)
+
+# %% [markdown]
+# ### Exercise 02.3 (explore): the efficiency of an uneven loop
+#
+# Thread `t` runs `(t % 7) + 1` iterations of a loop whose body has three instructions. Build the
+# kernel (an initial `Let("i", ...)` setting `i` to 0, then a `While` whose test is
+# `i < tid % 7 + 1` and whose body is `a = 2 i`, `a = a + 1`, `i = i + 1`), run it over 1000
+# threads in warps of 32 and report its SIMT efficiency (a float). Before running it, guess
+# whether it is above or below one half.
+
+# %%
+### BEGIN SOLUTION
+kernel = [Let("i", lambda v: 0),
+          While(lambda v: v["i"] < v["tid"] % 7 + 1,
+                [Let("a", lambda v: v["i"] * 2), Let("a", lambda v: v["a"] + 1),
+                 Let("i", lambda v: v["i"] + 1)])]
+efficiency = run_simt(kernel, 1000).simt_efficiency
+### END SOLUTION
+check("02.3", efficiency)
+
+# %% [markdown]
+# ### Exercise 02.4 (code): count the sectors
+#
+# Write `sectors_touched(addresses, bytes_per_access)`: given one warp's byte addresses (a NumPy
+# array, any order, any number of lanes) and the size of each access in bytes, return how many
+# distinct 32-byte sectors the load touches, as an int. An access may straddle two sectors.
+
+# %%
+def sectors_touched(addresses, bytes_per_access):
+    """Distinct 32-byte sectors covered by [a, a + bytes_per_access) for every address a."""
+    ### BEGIN SOLUTION
+    a = np.asarray(addresses, dtype=np.int64)
+    first = a // 32
+    last = (a + bytes_per_access - 1) // 32
+    sectors = set()
+    for f, l in zip(first, last):
+        sectors.update(range(int(f), int(l) + 1))
+    return len(sectors)
+    ### END SOLUTION
+
+
+check("02.4", sectors_touched)

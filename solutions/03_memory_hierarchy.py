@@ -1,0 +1,94 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · Exercises: the memory hierarchy
+#
+# Four exercises on lesson 03: a prediction, a computation on a real accelerator, an exploration
+# with the cache simulator, and a function to write. Put your answer in each exercise cell where it
+# says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("03.2", 2)` shows the next hint.
+#
+# Catalog figures: `get_accelerator(name).mem_bandwidth` (bytes/s), `.peak("bf16")` (FLOP/s),
+# `.sm_count`, `.host_link_bandwidth` (bytes/s, both directions together).
+
+# %%
+import numpy as np
+
+from course_lib.checks import check, hint
+from course_lib.exercise_checks.ex_03 import WAYS_CHOICES, conflict_trace
+from course_lib.hardware import get_accelerator
+from course_lib.memory import simulate_cache
+
+# %% [markdown]
+# ### Exercise 03.1 (predict): does double buffering hide the copy on an H200?
+#
+# A matmul kernel computes a 256 x 256 output tile in BF16, stepping through $k$ 64 at a time;
+# each step copies the two input slices from HBM while the previous step computes. Give one SM
+# its share of the H200's HBM bandwidth and of its dense BF16 peak. The H200 has 43% more
+# bandwidth than the H100 and the same compute. **Before computing**, decide whether the copy is
+# `"hidden"` behind the compute or `"exposed"`, and set `prediction`. Then check it with
+# $t_\text{copy} \le t_\text{compute}$.
+
+# %%
+### BEGIN SOLUTION
+prediction = "exposed"
+### END SOLUTION
+check("03.1", prediction)
+
+# %% [markdown]
+# ### Exercise 03.2 (compute): loading a 7B model's weights from the host
+#
+# Seven billion parameters in BF16 are copied from host memory to an H100 SXM over its PCIe link,
+# in one direction. How long does the copy take at the link's full rate? Store it in
+# `t_load_ms`, **in milliseconds**.
+
+# %%
+### BEGIN SOLUTION
+h100 = get_accelerator("H100 SXM")
+t_load_ms = 7e9 * 2 / (h100.host_link_bandwidth / 2) * 1e3
+### END SOLUTION
+check("03.2", t_load_ms)
+
+# %% [markdown]
+# ### Exercise 03.3 (explore): how many ways does this trace need?
+#
+# `conflict_trace()` visits six addresses 4 KiB apart, round-robin, 500 times: only 384 bytes of
+# data. Run it through a 16 KiB LRU cache with 64-byte lines, keeping the capacity fixed and
+# changing only the associativity among `WAYS_CHOICES`. Find the fewest ways for which the hit
+# rate reaches 90%, and store it in `fewest_ways` (an int). Explain to yourself why fewer ways
+# fail although the data is 2% of the cache.
+
+# %%
+### BEGIN SOLUTION
+trace = conflict_trace()
+rates = {w: simulate_cache(trace, 16 * 1024, 64, w).hit_rate for w in WAYS_CHOICES}
+fewest_ways = min(w for w, r in rates.items() if r >= 0.9)
+### END SOLUTION
+check("03.3", fewest_ways)
+
+# %% [markdown]
+# ### Exercise 03.4 (write a function): the conflict degree of one warp's shared-memory load
+#
+# Write `passes(byte_addresses)`: given the 32 byte addresses one warp reads (4-byte words),
+# return how many passes shared memory needs, with 32 banks of 4 bytes. Lanes that read the same
+# word are served together (a broadcast). Return an `int`.
+
+# %%
+### BEGIN SOLUTION
+def passes(byte_addresses):
+    words = {int(a) // 4 for a in byte_addresses}
+    per_bank = {}
+    for w in words:
+        per_bank[w % 32] = per_bank.get(w % 32, 0) + 1
+    return max(per_bank.values())
+### END SOLUTION
+check("03.4", passes)

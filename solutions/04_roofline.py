@@ -1,0 +1,123 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 · Exercises: the roofline
+#
+# Five exercises on lesson 04: a prediction, a computation on a real accelerator, an exploration,
+# and two functions to write. Put your answer in each exercise cell where it says
+# `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("04.2", 2)` shows the next hint.
+#
+# Numbers come from the catalog: `get_accelerator(name).peak("bf16")` is the dense BF16 rate in
+# FLOP/s and `.mem_bandwidth` the memory bandwidth in bytes/s.
+
+# %%
+import numpy as np
+
+from course_lib import roofline
+from course_lib.checks import check, hint
+from course_lib.hardware import get_accelerator
+
+# %% [markdown]
+# ### Exercise 04.1 (predict): is a big attention-score product memory- or compute-bound?
+#
+# The attention scores $S = QK^T$ for 4096 queries and 4096 keys with head dimension 128 are a
+# matmul with $m = n = 4096$ and $k = 128$: billions of FLOP, which sounds like a lot of
+# arithmetic. Run it in BF16 on a B200. **Before computing anything**, decide: is it memory-bound
+# or compute-bound? Set `prediction` to `"memory"` or `"compute"`, run the cell, and only then
+# work out why.
+
+# %%
+### BEGIN SOLUTION
+prediction = "memory"
+### END SOLUTION
+check("04.1", prediction)
+
+# %% [markdown]
+# ### Exercise 04.2 (compute): how long must one decode step's GEMV take on an H200?
+#
+# At batch size 1, one token's activations ($1 \times 8192$) multiply an $8192 \times 8192$ BF16
+# weight matrix. Using the H200's catalog figures, compute the roofline's lower bound on its run
+# time, $t = \max(F/\pi,\; Q/\beta)$, with $F = 2mkn$ FLOP and $Q$ the bytes of reading both
+# operands once and writing the result once. Store it in `t_gemv_us`, **in microseconds**.
+
+# %%
+### BEGIN SOLUTION
+h200 = get_accelerator("H200")
+m, k, n = 1, 8192, 8192
+flops = 2 * m * k * n
+bytes_moved = 2 * (m * k + k * n + m * n)
+t_gemv_us = max(flops / h200.peak("bf16"), bytes_moved / h200.mem_bandwidth) * 1e6
+### END SOLUTION
+check("04.2", t_gemv_us)
+
+# %% [markdown]
+# ### Exercise 04.3 (explore): the smallest batch that reaches the H100's ridge
+#
+# Batching $m$ tokens through the same $8192 \times 8192$ BF16 weight matrix reuses every weight
+# $m$ times. Find the smallest whole number of tokens `m_min` for which this matmul is
+# compute-bound on the H100 SXM (intensity at or above the dense BF16 ridge point). Explore:
+# sweep $m$ with `roofline.matmul_intensity`, or move the `m` slider of the lesson's roofline
+# explorer and watch the point cross the ridge; then confirm the exact value with a sweep.
+
+# %%
+### BEGIN SOLUTION
+h100 = get_accelerator("H100 SXM")
+ridge = h100.ridge_point("bf16")
+m_values = np.arange(1, 8193)
+intensities = np.array([roofline.matmul_intensity(m, 8192, 8192, 2) for m in m_values])
+m_min = int(m_values[np.argmax(intensities >= ridge)])
+### END SOLUTION
+check("04.3", m_min)
+
+# %% [markdown]
+# ### Exercise 04.4 (code): write the arithmetic intensity of a matmul
+#
+# Write `matmul_intensity(m, k, n, bytes_per_element)`: the FLOP per byte of
+# $C_{m\times n} = A_{m\times k} B_{k\times n}$ when $A$ and $B$ are read once and $C$ is written
+# once. It is checked on random shapes with $m$, $k$ and $n$ all different and odd, so a formula
+# that mixes up $m$ and $n$, or forgets the write of $C$, does not pass.
+
+# %%
+def matmul_intensity(m, k, n, bytes_per_element=2):
+    """Arithmetic intensity of C[m, n] = A[m, k] @ B[k, n] in FLOP per byte (minimum traffic)."""
+    ### BEGIN SOLUTION
+    flops = 2 * m * k * n
+    bytes_moved = bytes_per_element * (m * k + k * n + m * n)
+    return flops / bytes_moved
+    ### END SOLUTION
+
+
+check("04.4", matmul_intensity)
+
+# %% [markdown]
+# ### Exercise 04.5 (code): write the roofline for an array of intensities
+#
+# Write `roofline(intensity, peak_flops, bandwidth)`: the attainable FLOP/s for every entry of a
+# NumPy array `intensity` (FLOP/byte), given a peak in FLOP/s and a bandwidth in bytes/s. Return
+# an array of the same shape. It is checked on random arrays of odd lengths whose intensities
+# lie on both sides of the ridge, for several accelerators of the catalog.
+
+# %%
+def roofline(intensity, peak_flops, bandwidth):
+    """Attainable FLOP/s, elementwise: the lower of the peak and bandwidth x intensity."""
+    ### BEGIN SOLUTION
+    return np.minimum(peak_flops, bandwidth * np.asarray(intensity, dtype=float))
+    ### END SOLUTION
+
+
+check("04.5", roofline)
+
+# %% [markdown]
+# When every check passes, compare your answers with what the lesson found: the attention-score
+# product of 04.1 and the decode GEMV of 04.2 sit left of the ridge for the same reason, each
+# element crosses the memory bus to take part in too few operations.

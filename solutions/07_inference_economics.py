@@ -1,0 +1,114 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Exercises: inference economics
+#
+# Five exercises on lesson 07: a prediction, two computations on real accelerators, an
+# exploration and a function to write. Put your answer in each exercise cell where it says
+# `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("07.2", 2)` shows the next hint.
+#
+# Models: `get_model(name)` (its `.params`, `.layers`, `.kv_heads`, `.head_dim`); accelerators:
+# `get_accelerator(name)`. The lesson's functions are in `course_lib.economics`.
+
+# %%
+import math
+
+from course_lib.checks import check, hint
+from course_lib.economics import (cost_per_million_tokens_usd, crossover_batch, decode_step,
+                                  get_model, training_time_s)
+from course_lib.hardware import get_accelerator
+
+# %% [markdown]
+# ### Exercise 07.1 (predict): Llama 3 70B on four H200s
+#
+# Llama 3 70B is split evenly over four H200s and serves 32 sequences at once, each with 2048
+# tokens of context, in BF16. **Before computing anything**, decide: is a decode step
+# memory-bound or compute-bound? Set `prediction` to `"memory"` or `"compute"`, run the cell, and
+# then check your reasoning with `decode_step`.
+
+# %%
+### BEGIN SOLUTION
+prediction = "memory"
+### END SOLUTION
+check("07.1", prediction)
+
+# %% [markdown]
+# ### Exercise 07.2 (compute): how long to train a 70B model?
+#
+# Take Llama 3 70B's parameter count from `get_model("Llama 3 70B").params`, 15 trillion tokens,
+# 2048 H100 SXM GPUs in dense BF16 and a model-FLOP utilization of 0.35. Compute the training
+# time $t = 6ND / (u \pi G)$ and store it in `days`, **in days**.
+
+# %%
+### BEGIN SOLUTION
+n_params = get_model("Llama 3 70B").params
+peak = get_accelerator("H100 SXM").peak("bf16")
+days = 6 * n_params * 15e12 / (0.35 * peak * 2048) / 86400
+### END SOLUTION
+check("07.2", days)
+
+# %% [markdown]
+# ### Exercise 07.3 (compute): what does a million tokens cost?
+#
+# Mistral 7B serves 64 sequences with 3000 tokens of context each on one H200, with FP8 weights
+# and FP8 cache (`precision="fp8"`). Suppose (an assumption for this exercise, not a quoted price)
+# the H200 costs **3.10 US dollars per hour**. Using the decode-step bound, compute the cost of
+# generating one million tokens and store it in `usd_per_million`, in dollars.
+
+# %%
+### BEGIN SOLUTION
+step = decode_step("Mistral 7B", "H200", 64, 3000, "fp8")
+usd_per_million = 3.10 / 3600 / step.tokens_per_s * 1e6
+### END SOLUTION
+check("07.3", usd_per_million)
+
+# %% [markdown]
+# ### Exercise 07.4 (explore): when does decode turn compute-bound?
+#
+# Llama 3 8B on a B200 with int8 weights (`precision="int8 weights"`: the weights are stored in
+# 8 bits, the matrix multiplications run in BF16), each sequence holding 100 tokens of context.
+# Find the **smallest batch size** at which a decode step is compute-bound, by sweeping the batch
+# with `decode_step(...).bound` or from `crossover_batch`, and store it in `first_batch` (an integer).
+# Then try the widget in the lesson at 4000 tokens of context: what happens to this batch?
+
+# %%
+### BEGIN SOLUTION
+b_star = crossover_batch("Llama 3 8B", "B200", 100, "int8 weights")
+first_batch = math.ceil(b_star)
+assert decode_step("Llama 3 8B", "B200", first_batch, 100, "int8 weights").bound == "compute"
+assert decode_step("Llama 3 8B", "B200", first_batch - 1, 100, "int8 weights").bound == "memory"
+### END SOLUTION
+check("07.4", first_batch)
+
+# %% [markdown]
+# ### Exercise 07.5 (write code): a KV-cache calculator
+#
+# Write `kv_cache_total_bytes(layers, kv_heads, head_dim, bytes_per_element, context_tokens, batch)`
+# returning the bytes of KV cache held by `batch` sequences of `context_tokens` tokens each. Every
+# layer keeps one key vector and one value vector of `head_dim` elements per KV head per token.
+# The check runs your function on random, odd-sized configurations.
+
+# %%
+### BEGIN SOLUTION
+def kv_cache_total_bytes(layers, kv_heads, head_dim, bytes_per_element, context_tokens, batch):
+    per_token = 2 * layers * kv_heads * head_dim * bytes_per_element
+    return per_token * context_tokens * batch
+### END SOLUTION
+check("07.5", kv_cache_total_bytes)
+
+# %% [markdown]
+# ## Going further
+#
+# - Why does the answer to 07.4 disappear at long contexts? Compare the FLOP per cached byte of
+#   one sequence with the B200's ridge point.
+# - Re-run 07.3 with `"bf16"` and with `"int4 weights"`: which part of the bytes does each shrink?

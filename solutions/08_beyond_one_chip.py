@@ -1,0 +1,108 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · Exercises: beyond one chip
+#
+# Four exercises on lesson 08: a prediction, a computation on a real accelerator, an exploration
+# with the ring simulator, and a function to write. Put your answer in each exercise cell where
+# it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
+# right; otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("08.2", 2)` shows the next hint.
+#
+# Links come from the catalog: `get_link("H100 SXM", "nvlink")` has `.bandwidth_bytes_per_s`
+# (per direction) and `.latency_s`; tier `"network"` is one 400 Gb/s InfiniBand port per GPU.
+
+# %%
+import numpy as np
+
+from course_lib.checks import check, hint
+from course_lib.collectives import collective_time_s, get_link, simulate_ring_all_reduce
+from course_lib.hardware import get_accelerator
+
+# %% [markdown]
+# ### Exercise 08.1 (predict): tensor parallelism across nodes
+#
+# Eight H100 SXM GPUs split every matmul of a transformer of width $h = 8192$ (8-way tensor
+# parallelism) on 4096 tokens, running their matmuls at half of the dense BF16 peak. Suppose the
+# eight sit in *different nodes*, so their all-reduces go over InfiniBand. **Before computing**,
+# decide: could the forward all-reduces hide behind the layer's matmuls, or are they exposed?
+# Set `prediction` to `"hidden"` or `"exposed"`, run the cell, then check your reasoning with
+# the ratio $3h/(t-1)$ from the lesson.
+
+# %%
+### BEGIN SOLUTION
+prediction = "exposed"
+### END SOLUTION
+check("08.1", prediction)
+
+# %% [markdown]
+# ### Exercise 08.2 (compute): an all-reduce on eight H200s
+#
+# Data-parallel training of a 13-billion-parameter model on one node of eight H200s all-reduces
+# the BF16 gradients (2 bytes each) over NVLink every step. With the alpha-beta model of a ring
+# and the H200's catalog link, how long does it take? Store it in `t_allreduce_ms`, **in
+# milliseconds**.
+
+# %%
+### BEGIN SOLUTION
+link = get_link("H200", "nvlink")
+grad_bytes = 2 * 13e9
+n = 8
+t_allreduce_ms = (2 * (n - 1) * link.latency_s
+                  + 2 * (n - 1) / n * grad_bytes / link.bandwidth_bytes_per_s) * 1e3
+### END SOLUTION
+check("08.2", t_allreduce_ms)
+
+# %% [markdown]
+# ### Exercise 08.3 (explore): the busiest link of an uneven ring
+#
+# Run `simulate_ring_all_reduce` on 6 ranks, each holding 23 float32 values (any values: use
+# a random generator). 23 does not divide by 6, so the chunks are not equal. Check that every
+# rank ends with the sum, then find the largest number of bytes any single link carries over
+# the whole all-reduce and store it in `busiest_bytes`. Is it above or below the textbook
+# $2(n-1)/n \cdot S$?
+
+# %%
+### BEGIN SOLUTION
+rng = np.random.default_rng(0)
+values = rng.standard_normal((6, 23)).astype(np.float32)
+trace = simulate_ring_all_reduce(values)
+assert np.allclose(trace.result, values.sum(axis=0), atol=1e-5)
+busiest_bytes = trace.link_bytes.max()
+### END SOLUTION
+check("08.3", busiest_bytes)
+
+# %% [markdown]
+# ### Exercise 08.4 (code): ZeRO memory per GPU
+#
+# Write `zero_bytes(n_params, dp, stage)`: the bytes of model state (weights, gradients and
+# optimizer state of mixed-precision Adam) each of `dp` data-parallel GPUs holds under ZeRO
+# stage 0, 1, 2 or 3. It is checked on random parameter counts with `dp` values such as 7, 48
+# and 100, so a formula that divides the wrong term does not pass.
+
+# %%
+### BEGIN SOLUTION
+def zero_bytes(n_params, dp, stage):
+    weights, grads, optimizer = 2 * n_params, 2 * n_params, 12 * n_params
+    if stage >= 1:
+        optimizer /= dp
+    if stage >= 2:
+        grads /= dp
+    if stage >= 3:
+        weights /= dp
+    return weights + grads + optimizer
+### END SOLUTION
+check("08.4", zero_bytes)
+
+# %% [markdown]
+# Where next: in the lesson's parallelism explorer, find the smallest number of H100s that
+# trains a 175 B model with 4 Mi tokens per step without running out of memory, first with
+# ZeRO stage 1, then with stage 3.
