@@ -126,8 +126,18 @@ def online_softmax_update(m_prev, l_prev, o_prev, s_block, v_block):
     Start from m = -inf, l = 0, o = 0. A row whose scores are all -inf so far (fully masked)
     keeps m = -inf, l = 0, o = 0 instead of turning into NaN.
     """
-    m_prev = np.asarray(m_prev)
-    s_block = np.asarray(s_block)
+    m_prev, l_prev, o_prev = np.asarray(m_prev), np.asarray(l_prev), np.asarray(o_prev)
+    s_block, v_block = np.asarray(s_block), np.asarray(v_block)
+    if s_block.ndim < 2 or v_block.ndim < 2:
+        raise ValueError(f"s_block and v_block must be at least 2-D, got shapes {s_block.shape} and {v_block.shape}")
+    if m_prev.shape != s_block.shape[:-1] or l_prev.shape != m_prev.shape:
+        raise ValueError(f"m_prev and l_prev must have shape {s_block.shape[:-1]} (one per row of s_block), "
+                         f"got {m_prev.shape} and {l_prev.shape}")
+    if v_block.shape[-2] != s_block.shape[-1]:
+        raise ValueError(f"v_block must have one row per column of s_block ({s_block.shape[-1]}), "
+                         f"got shape {v_block.shape}")
+    if o_prev.shape != m_prev.shape + (v_block.shape[-1],):
+        raise ValueError(f"o_prev must have shape {m_prev.shape + (v_block.shape[-1],)}, got {o_prev.shape}")
     m_new = np.maximum(m_prev, s_block.max(axis=-1))
     # exp(-inf - (-inf)) is NaN; a row that has seen only -inf keeps shift 0 so it stays at zero.
     shift = np.where(np.isneginf(m_new), 0.0, m_new)

@@ -85,7 +85,7 @@ print(f"{h100.mem_bandwidth / 1e12:.2f} TB/s x {latency_s * 1e9:.0f} ns = {in_fl
       f"(assumed latency)")
 
 # %% [markdown]
-# Two megabytes spread over the SMs. Each SM must keep its share outstanding; one warp loading
+# That total is spread over the SMs. Each SM must keep its share outstanding; one warp loading
 # one 4-byte float per thread has $32 \times 4 = 128$ bytes in flight, so the warps needed per SM are
 #
 # $$ W = \frac{T L / \text{SMs}}{32 \times b \times k} $$

@@ -405,12 +405,18 @@ print(f"copy 2, compute 1 -> {slow}; compute halved -> {faster_math}: {slow / fa
 assert faster_math / slow > 0.9
 
 # %% [markdown]
+# ## Exercises
+#
+# `exercises/03_memory_hierarchy.py` (answers in `solutions/03_memory_hierarchy.py`): predict a
+# hit rate, time a tensor's trip down a real accelerator's ladder, explore the cache simulator,
+# and write the bank-conflict rule yourself.
+#
 # ## Key points
 #
 # * Each step down the hierarchy loses about an order of magnitude of bandwidth; $t = Q / \beta$
 #   says what a tensor costs at each level.
 # * NVIDIA does not publish on-chip bandwidths. Shared memory is 128 B per clock per SM
-#   (33.5 TB/s on the H100 SXM); L2 can only be bounded from the catalog.
+#   (section 1 derives the chip-wide figure); L2 can only be bounded from the catalog.
 # * Hit rate depends on the pattern, not only the size: sequential sweeps live on spatial
 #   locality, tiles on reuse in time, and strides can collide in one set.
 # * Latency and bandwidth differ by the number of requests in flight; your CPU showed both.

@@ -264,12 +264,16 @@ for k in measured:
 # %%
 fig = plot_measured_roofline(machine, measured, title=f"your machine: {machine.description}")
 plt.show()
-# Second way: the roofline predicts the largest GEMM far faster than axpy; the measurement agrees.
-# (The predicted gap is over ten-fold; we assert only the order, so a busy machine cannot fail it.)
+# Second way for the byte and FLOP accounting: the measured GEMM's intensity is the matmul formula
+# of section 3 at 4 bytes per float32 element.
 gemm_big = max((k for k in measured if k.name.startswith("GEMM")), key=lambda k: k.flops)
+size = int(gemm_big.name.split()[1])
+assert np.isclose(gemm_big.intensity_flops_per_byte, matmul_intensity(size, size, size, 4))
+# Timings depend on what else your machine is doing, so they are compared, not asserted.
 axpy = next(k for k in measured if k.name == "axpy")
-assert gemm_big.predicted_flops > 10 * axpy.predicted_flops
-assert gemm_big.measured_flops > axpy.measured_flops, (gemm_big, axpy)
+verdict = "as the roofline predicts" if gemm_big.measured_flops > axpy.measured_flops else \
+    "NOT as predicted: is something else busy on this machine?"
+print(f"{gemm_big.name} ran {gemm_big.measured_flops / axpy.measured_flops:.0f}x the FLOP/s of axpy, {verdict}")
 
 # %% [markdown]
 # Read the plot: the streaming kernels and the GEMV sit near the sloped roof (a ratio near 1); copy

@@ -30,7 +30,6 @@
 
 # %%
 import tracemalloc
-from dataclasses import replace
 
 import numpy as np
 import matplotlib.pyplot as plt
@@ -105,9 +104,8 @@ assert smem_fit <= h100.max_shared_mem_bytes_per_block < smem_next
 
 # %% [markdown]
 # The register file binds first: $256 \times 256$ FP32 accumulators already fill an SM's 256 KiB,
-# before counting any other register. Real kernels stop below that (CUTLASS's common Hopper tiles
-# are $128 \times 128$ and $128 \times 256$, the accumulators spread over two or more warp groups).
-# The traffic against tile size for a $1000 \times 700 \times 900$ matmul, formula and walk:
+# before counting any other register, so real kernels stop below it and spread the accumulators
+# over the registers of many warps. The traffic against tile size for a $1000 \times 700 \times 900$ matmul, formula and walk:
 
 # %%
 sweep = tiling.traffic_sweep(1000, 700, 900, tiles=np.unique(np.geomspace(8, 1024, 30).astype(int)),
@@ -136,8 +134,8 @@ fig = plot_roofline(points, title="H100 SXM, BF16: an 8192³ matmul by tile size
 plt.show()
 
 # %% [markdown]
-# Even the largest tile leaves this model left of the ridge, yet cuBLAS runs such a matmul near
-# peak. The model charges every tile load to HBM; on the chip, blocks that run at the same time
+# Even the largest tile leaves this model left of the ridge, yet tuned libraries run such a matmul
+# much closer to the compute roof. The model charges every tile load to HBM; on the chip, blocks that run at the same time
 # read the same panels of $A$ and $B$, and the L2 cache serves the repeats:
 
 # %%
@@ -153,6 +151,8 @@ print(f"L2 {h100.l2_cache_bytes / 1e6:.0f} MB holds {h100.l2_cache_bytes / panel
 # smallest tiles. On Ampere and Hopper the 16-bit warp-level instruction is
 # `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32` (PTX ISA): one warp multiplies a
 # $16\times16$ tile of $A$ by a $16\times8$ tile of $B$ into a $16\times8$ FP32 accumulator.
+# (Hopper adds `wgmma.mma_async`, issued by a group of four warps on $64 \times N \times 16$ tiles;
+# the counting below works the same way with that shape.)
 # A level that works on an $(m, n, k)$ step loads $(m+n)k$ elements and does $2mnk$ FLOP, so it
 # reuses each element
 #
@@ -314,7 +314,7 @@ assert worst < 1e-12
 sram_elements = h100.max_shared_mem_bytes_per_block // b16
 traffic = attention.attention_traffic_sweep(
     np.unique(np.geomspace(256, 65536, 25).astype(int)), d=64, block_size=128,
-    sram_elements=sram_elements, count_ns=(300, 1000, 2500), rng=np.random.default_rng(62))
+    sram_elements=sram_elements, count_ns=(300, 900, 1700), rng=np.random.default_rng(62))
 assert np.array_equal(traffic.counted_elements,
                       [attention.flash_attention_traffic(int(x), 64, 128).elements_moved for x in traffic.counted_n])
 ratio = traffic.naive_elements[-1] / traffic.flash_elements[-1]
@@ -328,8 +328,9 @@ plt.show()
 # %% [markdown]
 # The saving is a constant factor, $2B_q/d$ for our loop and about $M/(3d^2)$ for the paper's, and
 # both lines keep a slope of 2: FlashAttention's traffic is still quadratic in $N$. What changes
-# by a factor of $N$ is **memory**: the scores never exist in full. The extra memory of each, with
-# measurements of both implementations (float64 NumPy, `tracemalloc`) at small $N$:
+# by a factor of $N$ is **memory**: the scores never exist in full. We measure the extra memory of
+# both NumPy implementations (float64, `tracemalloc`) at small $N$, then plot the model for one
+# BF16 head at long $N$ against the H100's memory:
 
 # %%
 def extra_bytes(fn, q, k, v):
@@ -340,26 +341,33 @@ def extra_bytes(fn, q, k, v):
     return peak
 
 measured_n = np.array([256, 512, 1024])
+print(f"{'N':>5s} {'naive measured MB':>18s} {'N² x 8 B MB':>12s} {'flash measured MB':>18s}")
 naive_meas, flash_meas = [], []
 for x in measured_n:
     q, k, v = np.random.default_rng(63).standard_normal((3, x, 64))
     naive_meas.append(extra_bytes(attention.naive_attention, q, k, v))
     flash_meas.append(extra_bytes(lambda q, k, v: attention.flash_attention(q, k, v, block_size=128), q, k, v))
-mem = attention.memory_sweep(np.unique(np.geomspace(256, 262144, 30).astype(int)), d=64, bytes_per_element=2,
-                             block_size=128, capacity_bytes=h100.mem_capacity, capacity_label="H100 memory")
-mem = replace(mem, measured_n=measured_n, measured_naive_bytes=np.array(naive_meas),
-              measured_flash_bytes=np.array(flash_meas))
+    print(f"{x:5d} {naive_meas[-1] / 1e6:18.2f} {x * x * 8 / 1e6:12.2f} {flash_meas[-1] / 1e6:18.2f}")
 growth_naive = naive_meas[-1] / naive_meas[0]
 growth_flash = flash_meas[-1] / flash_meas[0]
 print(f"N x4 -> naive extra memory x{growth_naive:.1f}, flash x{growth_flash:.1f}")
 assert growth_naive > 12 and growth_flash < 6
+mem = attention.memory_sweep(np.unique(np.geomspace(256, 262144, 30).astype(int)), d=64, bytes_per_element=2,
+                             block_size=128, capacity_bytes=h100.mem_capacity, capacity_label="H100 memory")
+n_full = int(np.sqrt(h100.mem_capacity / 2))            # N at which N² BF16 scores fill the H100
+print(f"one head's BF16 scores fill the H100's {h100.mem_capacity / 1e9:.0f} GB at N = {n_full:,}; "
+      f"FlashAttention's extra memory at N = {mem.n[-1]:,}: {mem.flash_bytes[-1] / 1e6:.2f} MB")
+assert np.isclose(attention.attention_memory_bytes(n_full, 64)[0], h100.mem_capacity, rtol=1e-4)
+assert mem.flash_bytes[-1] < 1e6
 fig = plot_attention_memory(mem)
 plt.show()
 
 # %% [markdown]
-# The naive measurements grow 16-fold for a 4-fold $N$ (the $N^2$ float64 score matrix); the flash
-# ones grow with $N$ only (the output and the row statistics). On a GPU, PyTorch's
-# `scaled_dot_product_attention` dispatches to a FlashAttention kernel; here we only say whether
+# The naive measurements grow about 16-fold for a 4-fold $N$ (the $N^2$ float64 scores plus a
+# temporary of the same size); the flash ones grow with $N$ only (the output and the row
+# statistics). In the model for one BF16 head, the scores alone fill the whole H100 at the $N$
+# printed above, while FlashAttention's working set stays under a megabyte. On a GPU, PyTorch's
+# `scaled_dot_product_attention` can dispatch to a FlashAttention kernel; here we only say whether
 # a GPU is present.
 
 # %%

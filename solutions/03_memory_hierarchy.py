@@ -33,7 +33,7 @@ from course_lib.memory import simulate_cache
 #
 # A matmul kernel computes a 256 x 256 output tile in BF16, stepping through $k$ 64 at a time;
 # each step copies the two input slices from HBM while the previous step computes. Give one SM
-# its share of the H200's HBM bandwidth and of its dense BF16 peak. The H200 has 43% more
+# its share of the H200's HBM bandwidth and of its dense BF16 peak. The H200 has more
 # bandwidth than the H100 and the same compute. **Before computing**, decide whether the copy is
 # `"hidden"` behind the compute or `"exposed"`, and set `prediction`. Then check it with
 # $t_\text{copy} \le t_\text{compute}$.

@@ -217,6 +217,18 @@ def test_bad_arrays_are_named():
         naive_attention(good, good, np.full((6, 4), np.inf))
 
 
+def test_online_update_rejects_mismatched_shapes():
+    m, l, o = np.zeros(3), np.ones(3), np.zeros((3, 2))
+    with pytest.raises(ValueError, match="m_prev and l_prev"):
+        online_softmax_update(np.zeros(4), l, o, np.ones((3, 5)), np.ones((5, 2)))
+    with pytest.raises(ValueError, match="v_block must have one row"):
+        online_softmax_update(m, l, o, np.ones((3, 5)), np.ones((4, 2)))
+    with pytest.raises(ValueError, match="o_prev must have shape"):
+        online_softmax_update(m, l, np.zeros((3, 7)), np.ones((3, 5)), np.ones((5, 2)))
+    with pytest.raises(ValueError, match="at least 2-D"):
+        online_softmax_update(m, l, o, np.ones(3), np.ones((5, 2)))
+
+
 def test_bad_sizes_in_traffic_and_memory_functions():
     with pytest.raises(ValueError, match="n must be"):
         naive_attention_traffic(0, 4)

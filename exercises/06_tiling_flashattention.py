@@ -1,0 +1,77 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Exercises: tiling and FlashAttention
+#
+# Four exercises on lesson 06: a prediction, a computation on a real accelerator, an exploration
+# with the FlashAttention simulator, and a function to write. Put your answer in each exercise
+# cell where it says `NotImplementedError` and run the cell. `check` prints one line when the
+# answer is right; otherwise it shows your value, the form the answer should take and a first
+# hint. `hint("06.2", 2)` shows the next hint.
+
+# %%
+import numpy as np
+
+from course_lib import attention, tiling
+from course_lib.checks import check, hint
+from course_lib.hardware import get_accelerator
+
+# %% [markdown]
+# ### Exercise 06.1 (predict): what does a tile twice as wide do to the traffic?
+#
+# An $8192 \times 8192 \times 8192$ BF16 matmul runs with square $64 \times 64$ output tiles.
+# You switch to $128 \times 128$ tiles. **Before computing anything**, decide what happens to the
+# bytes it moves to and from HBM: `"doubles"`, `"unchanged"`, `"halves"` or `"quarters"`. Set
+# `prediction`, run the cell, then confirm with `tiling.tiled_matmul_traffic`.
+
+# %%
+raise NotImplementedError("exercise 06.1: what does a tile twice as wide do to the traffic?")
+check("06.1", prediction)
+
+# %% [markdown]
+# ### Exercise 06.2 (compute): the largest tile an H200 block can stage
+#
+# A kernel double-buffers (2 stages) $T \times 64$ slices of $A$ and $64 \times T$ slices of $B$ in
+# shared memory, in BF16. Using the H200's catalog entry (`max_shared_mem_bytes_per_block`),
+# find the largest square tile side $T$, **a multiple of 16**, whose slices fit. Store it in
+# `tile_side` as an integer.
+
+# %%
+raise NotImplementedError("exercise 06.2: the largest tile an H200 block can stage")
+check("06.2", tile_side)
+
+# %% [markdown]
+# ### Exercise 06.3 (explore): what FlashAttention saves on a causal sequence
+#
+# Run `attention.flash_attention` with `return_traffic=True` on random `q`, `k`, `v` of shape
+# $(3000, 48)$ with `block_size=200` and `causal=True`. It returns the output and the elements it
+# moved between "HBM" and the chip. Divide naive attention's HBM elements ($4N^2 + 4Nd$) by that
+# count and store the ratio in `saving` (a float, no unit). Then try other block sizes: how does
+# the saving depend on the block size, and why?
+
+# %%
+raise NotImplementedError("exercise 06.3: what FlashAttention saves on a causal sequence")
+check("06.3", saving)
+
+# %% [markdown]
+# ### Exercise 06.4 (write): one step of the online softmax
+#
+# Write `online_softmax_step(m_prev, l_prev, o_prev, s_block, v_block)`. For each of $r$ query
+# rows it receives the running maximum `m_prev` (shape $(r,)$), the running sum of exponentials
+# `l_prev` $(r,)$, the unnormalised output `o_prev` $(r, d_v)$, a block of scores `s_block`
+# $(r, c)$ and the matching values `v_block` $(c, d_v)$. Return the tuple `(m_new, l_new, o_new)`
+# after folding the block in (the lesson's section 6 gives the update). At the start
+# `m_prev` is $-\infty$ and `l_prev`, `o_prev` are zero. The check uses shapes that no block
+# size divides, and some scores in the hundreds.
+
+# %%
+raise NotImplementedError("exercise 06.4: one step of the online softmax")
+check("06.4", online_softmax_step)
