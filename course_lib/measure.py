@@ -32,6 +32,7 @@ __all__ = [
     "measure_machine",
     "measure_kernels",
     "gpu_status",
+    "measure_gpu_machine",
 ]
 
 
@@ -269,3 +270,54 @@ def gpu_status() -> tuple[bool, str]:
     except Exception:  # cupy missing or no driver: either way, no GPU to measure
         pass
     return False, "No GPU with PyTorch or CuPy here: the GPU cells are skipped; everything else runs on the CPU."
+
+
+def measure_gpu_machine(array_bytes: int = 2 ** 30, gemm_size: int = 8192, repeats: int = 5,
+                        progress: bool = True) -> MachineRoofline | None:
+    """The GPU's two roofs with PyTorch, when PyTorch sees a GPU; ``None`` otherwise.
+
+    Bandwidth: device-to-device copy of ``array_bytes`` (counted as one read and one write)
+    and an in-place scale; compute: a ``gemm_size``^3 BF16 matmul, 2 n^3 FLOP, timed with CUDA
+    events after a warm-up. Compare the result with the catalog's datasheet figures.
+    """
+    ok, _ = gpu_status()
+    if not ok:
+        return None
+    try:
+        import torch
+    except ImportError:      # a CuPy-only machine: the course measures GPUs through PyTorch
+        return None
+    array_bytes = check_int("array_bytes", array_bytes, min_value=2 ** 20)
+    gemm_size = check_int("gemm_size", gemm_size, min_value=256)
+    device = torch.device("cuda")
+
+    def cuda_time(fn) -> float:
+        fn()                                   # warm-up: allocation, kernel selection
+        torch.cuda.synchronize()
+        best = float("inf")
+        for _ in range(repeats):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            best = min(best, start.elapsed_time(end) / 1e3)
+        return best
+
+    with Progress(3, "measuring GPU", enabled=progress) as bar:
+        n = array_bytes // 4
+        src = torch.ones(n, dtype=torch.float32, device=device)
+        dst = torch.empty_like(src)
+        copy_bw = 2 * n * 4 / cuda_time(lambda: dst.copy_(src))
+        bar.update()
+        scale_bw = 2 * n * 4 / cuda_time(lambda: src.mul_(1.0))
+        bar.update()
+        a = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device=device)
+        b = torch.randn(gemm_size, gemm_size, dtype=torch.bfloat16, device=device)
+        flops = 2.0 * gemm_size ** 3 / cuda_time(lambda: a @ b)
+        bar.update()
+        name = torch.cuda.get_device_name(0)
+        del src, dst, a, b
+        torch.cuda.empty_cache()
+    return MachineRoofline(f"{name} (PyTorch, BF16 matmul)", copy_bw, copy_bw, scale_bw, flops,
+                           gemm_size, array_bytes)

@@ -282,12 +282,27 @@ print(f"{gemm_big.name} ran {gemm_big.measured_flops / axpy.measured_flops:.0f}x
 # smallest GEMM falls far below both, because at a few microseconds per call the fixed cost of a
 # NumPy call dominates (lesson 01 measures that overhead).
 #
-# **On a GPU.** Where PyTorch or CuPy sees a GPU, the same comparison can be run on it; here we
-# only report whether one is present.
+# **On a GPU.** Where PyTorch sees a GPU, the same two roofs are measured on it (a 1 GiB
+# device copy and an 8192^3 BF16 matmul) and set beside the catalog's datasheet figures. Without
+# one, this cell says so in one line.
 
 # %%
+from course_lib.measure import measure_gpu_machine
+
 has_gpu, message = gpu_status()
 print(message)
+gpu = measure_gpu_machine() if has_gpu else None
+if gpu is not None:
+    print(f"{gpu.description}: copy {gpu.copy_bandwidth_bytes_per_s / 1e12:.2f} TB/s, "
+          f"BF16 matmul {gpu.peak_flops / 1e12:.0f} TFLOP/s; ridge {gpu.ridge_point:.0f} FLOP/B")
+    for name in list_accelerators("gpu"):
+        if name.split()[0].lower() in gpu.description.lower():
+            acc = get_accelerator(name)
+            print(f"  catalog {acc.name}: {acc.mem_bandwidth / 1e12:.2f} TB/s, "
+                  f"{acc.peak('bf16') / 1e12:.0f} TFLOP/s dense BF16 "
+                  f"(measured {gpu.bandwidth_bytes_per_s / acc.mem_bandwidth:.0%} and "
+                  f"{gpu.peak_flops / acc.peak('bf16'):.0%} of them)")
+            break
 
 # %% [markdown]
 # ## 8. Explore

@@ -62,3 +62,11 @@ def test_progress_text_mode(capsys):
             bar.update()
     assert bar.count == 3
     assert "3/3" in capsys.readouterr().err
+
+
+def test_gpu_measurement_is_none_without_a_gpu():
+    from course_lib.measure import measure_gpu_machine
+    ok, _ = gpu_status()
+    if ok:
+        pytest.skip("a GPU is present: this test covers the no-GPU path")
+    assert measure_gpu_machine() is None
