@@ -11,12 +11,23 @@ A kernel is a short list of statements in a small Python form:
     ]
 
 ``run_simt`` runs it over every thread at once: each variable is an array with one value per
-thread, and an active mask of shape (warps, lanes) says which lanes execute. A statement issues
-one instruction for every warp with at least one active lane and fills one lane-slot per active
-lane; a branch that splits a warp runs both paths, each with the other path's lanes masked off;
-a loop runs until no lane of the warp wants another iteration. So
+thread, and an active mask says which threads execute. A statement issues one instruction for
+every warp with at least one active lane and fills one lane-slot per active lane; a branch that
+splits a warp runs both paths, each with the other path's lanes masked off; a loop runs until
+no lane of the warp wants another iteration. So, per warp w,
 
+    issued[w] += 1 if active_lanes(w) > 0,   slots[w] += active_lanes(w)    (each statement)
     SIMT efficiency = active lane-slots / (issued instructions * warp size)
+
+How it stays fast: the threads are held in *groups*, sorted by thread id so that each warp's
+threads are contiguous; a group keeps its own array of each variable over just its threads.
+A branch only masks (both paths run over the group); a loop, once most of its group has left,
+continues on a new group of the threads still looping, so each later instruction costs NumPy
+work in proportion to those threads, not to all of them. When the loop ends, the new group's
+variables are copied back. The per-warp counts of a mask are computed once (np.add.reduceat over
+the warps' runs of threads) and reused by every instruction issued under it. Kernel functions
+therefore see the arrays of the current group: they must compute each thread's value from that
+thread's own values (and from shared inputs indexed with ``v["tid"]``), as CUDA threads do.
 
 Coalescing: a warp's load is served in 32-byte sectors of 128-byte cache lines
 (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"), so
@@ -129,155 +140,288 @@ class SimtResult:
         return int(self.issued_per_warp.max()) if self.issued_per_warp.size else 0
 
 
-class _Machine:
-    def __init__(self, n_threads, warp_size, env, trace_warp, max_trace):
-        self._n = n_threads
-        self.n_warps = -(-n_threads // warp_size)
-        self.ws = warp_size
-        self.env = env
-        self.issued = np.zeros(self.n_warps, dtype=np.int64)
-        self.lane_slots = np.zeros((self.n_warps, warp_size), dtype=np.int64)
-        self.trace_warp = trace_warp
-        self.max_trace = max_trace
-        self.trace, self.labels = [], []
-        self.owned = set()                 # variables whose arrays this run created (safe to write)
-        self.padded = self.n_warps * warp_size
+#: A loop moves to a new group of its remaining threads once they are at most this fraction of
+#: its group (measured: 0.5 to 0.85 are about equally fast on the Collatz benchmark).
+_COMPACT_BELOW = 0.7
+#: Issue counts are tallied in batches of this many _Actives (small matrices stay in cache).
+_TALLY_EVERY = 32
 
-    def _vals(self, fn, what):
-        out = np.asarray(fn(self.env))
-        if out.shape == ():
-            out = np.broadcast_to(out, (self.n_threads,))
-        if out.shape != (self.n_threads,):
-            raise ValueError(f"{what} returned shape {out.shape}, expected ({self.n_threads},): "
-                             f"one value per thread")
-        return out
+
+class _Active:
+    """Which threads of a group execute a block: a mask over the group (None: all of them), the
+    count of those threads in each of the group's warps, and how many instructions they issued."""
+
+    __slots__ = ("mask", "counts", "total", "times", "row", "_positions")
+
+    def __init__(self, mask, counts, total):
+        self.mask, self.counts, self.total = mask, counts, total
+        self.times = 0
+        self.row = False                   # traced warp's lane mask, computed on first issue
+        self._positions = None
+
+    def positions(self):
+        """Indices of the active threads within the group. Writing through indices costs the same
+        whatever the mask looks like; a boolean mask (x[mask], np.where) is several times slower
+        when the lanes that branch one way are scattered unpredictably, as in divergent code."""
+        if self._positions is None:
+            self._positions = self.mask.nonzero()[0]
+        return self._positions
+
+
+_NOBODY = _Active(None, None, 0)
+
+
+class _Vars(dict):
+    """A group's variables for the kernel's functions: ``v[name]`` holds one value per thread of
+    the group. Per-thread variables are copied from the parent group on first use; any other
+    name is a shared input."""
+
+    def __init__(self, group):
+        super().__init__()
+        self.group = group
+
+    def __missing__(self, name):
+        g = self.group
+        if name in g.machine.per_thread:
+            if g.parent is not None:
+                value = g.parent.vars[name][g.sel]
+            else:                         # an input that a Let overwrites: one copy per thread
+                value = np.array(np.broadcast_to(g.machine.shared[name], (g.size,)))
+            self[name] = value
+            return value
+        return g.machine.shared[name]     # shared input (or KeyError, as for any unknown name)
+
+
+class _Group:
+    """Threads that run a stretch of the kernel together, stored compactly: their ids in ascending
+    order (so each warp's threads are contiguous) and a private array of each variable over them.
+
+    ``warps[i]`` has ``counts[i]`` threads here, starting at position ``starts[i]``."""
+
+    def __init__(self, machine, parent, sel, warps, counts):
+        self.machine, self.parent, self.sel = machine, parent, sel
+        self.warps, self.counts = warps, counts
+        self.starts = np.zeros(counts.size, dtype=np.intp)
+        np.cumsum(counts[:-1], out=self.starts[1:])
+        self.size = int(counts.sum())
+        self.vars = _Vars(self)
+        self.written = []                 # names to copy back into the parent group on close
+        self.actives = []                 # _Actives with issues not yet tallied
+        self._ids = None
+        self.everyone = _Active(None, counts, self.size)
+        self.trace_pos = None             # index of the traced warp in ``warps``, if it is here
+        tw = machine.trace_warp
+        if tw is not None:
+            p = int(np.searchsorted(warps, tw))
+            if p < warps.size and warps[p] == tw:
+                self.trace_pos = p
 
     @property
-    def n_threads(self):
-        return self._n
+    def ids(self):
+        """Thread ids of the group's threads."""
+        if self._ids is None:
+            self._ids = self.parent.ids[self.sel]
+        return self._ids
 
-    def _warp_any(self, mask2d):
-        if self.ws % 8 == 0:
-            # Eight lanes per 64-bit word: a warp is active when any of its words is non-zero.
-            return mask2d.view(np.uint64).any(axis=1)
-        return mask2d.any(axis=1)
+    def select(self, act, cond, rest=None):
+        """The threads of ``act`` where ``cond`` (a mask over the group) holds; ``rest``, if given,
+        is the _Active of the threads of ``act`` where it does not."""
+        mask = cond if act.mask is None else act.mask & cond
+        total = act.total - rest.total if rest is not None else int(np.count_nonzero(mask))
+        if total == act.total:
+            return act                    # the same threads: they share one tally
+        if total == 0:
+            return _NOBODY
+        if rest is not None:
+            counts = act.counts - rest.counts
+        else:
+            counts = np.add.reduceat(mask, self.starts, dtype=np.intp)
+        return _Active(mask, counts, total)
 
-    def _issue(self, mask2d, label):
-        warp_active = self._warp_any(mask2d)
-        self.issued += warp_active
-        # Lane-slots are summed per lane here and per warp once, at the end (cheaper than a
-        # reduction per instruction).
-        np.add(self.lane_slots, mask2d, out=self.lane_slots, casting="unsafe")
-        if self.trace_warp is not None and warp_active[self.trace_warp] and len(self.trace) < self.max_trace:
-            self.trace.append(mask2d[self.trace_warp].copy())
-            self.labels.append(label)
+    def subgroup(self, act):
+        """A new group of the threads of ``act``: later work touches only them."""
+        keep = act.counts > 0
+        return _Group(self.machine, self, act.positions(), self.warps[keep], act.counts[keep])
 
-    def _flat(self, mask2d):
-        return mask2d.reshape(-1)[: self.n_threads]
+    def issue(self, act, label):
+        """One instruction for every warp with a thread in ``act``, counted now (act.times) and
+        added to the per-warp totals by ``tally``."""
+        if act.times == 0:
+            if len(self.actives) == _TALLY_EVERY:
+                self.tally()
+            self.actives.append(act)
+        act.times += 1
+        m = self.machine
+        if self.trace_pos is not None and len(m.trace) < m.max_trace:
+            if act.row is False:
+                act.row = self._trace_row(act)
+            if act.row is not None:
+                m.trace.append(act.row)
+                m.labels.append(label)
 
-    def run(self, stmts, mask2d, schedule):
-        for stmt in stmts:
-            if not (mask2d.view(np.uint64) if self.ws % 8 == 0 else mask2d).any():
-                return
-            self.step(stmt, mask2d, schedule)
+    def tally(self):
+        """Add the issues counted so far to the per-warp totals, as two matrix-vector products:
 
-    def step(self, stmt, mask2d, schedule):
-        if isinstance(stmt, Let):
-            self._issue(mask2d, stmt.label or stmt.name)
-            new = self._vals(stmt.fn, f"Let {stmt.name!r}")
-            flat = self._flat(mask2d)
-            old = self.env.get(stmt.name)
+            issued[w] += sum_a times_a * (counts_a[w] > 0),   slots[w] += sum_a times_a * counts_a[w]
+
+        Tallying a few dozen _Actives at a time keeps the matrices small (and in cache)."""
+        acts, self.actives = self.actives, []
+        if acts:
+            times = np.array([a.times for a in acts], dtype=np.int64)
+            counts = np.array([a.counts for a in acts], dtype=np.int64)
+            m = self.machine
+            m.slots[self.warps] += times @ counts
+            m.issued[self.warps] += times @ (counts > 0)
+            for a in acts:
+                a.times = 0                # issued again later, it is tallied again
+
+    def _trace_row(self, act):
+        """The traced warp's lanes in ``act`` as a (warp_size,) mask, or None if it has none."""
+        p = self.trace_pos
+        if act.counts[p] == 0:
+            return None
+        s, k = self.starts[p], self.counts[p]
+        lanes = self.ids[s:s + k] % self.machine.ws
+        if act.mask is not None:
+            lanes = lanes[act.mask[s:s + k]]
+        row = np.zeros(self.machine.ws, dtype=bool)
+        row[lanes] = True
+        return row
+
+    def values(self, fn, what):
+        """``fn(vars)`` as one value per thread of the group (a scalar stays 0-d)."""
+        out = np.asarray(fn(self.vars))
+        if out.ndim == 0 or out.shape == (self.size,):
+            return out
+        n = self.machine.n
+        if out.shape == (n,):             # one value for every thread of the run: take ours
+            return out[self.ids]
+        raise ValueError(f"{what} returned shape {out.shape}, expected ({n},): one value per thread")
+
+    def condition(self, fn, what):
+        """``fn(vars)`` as a boolean mask over the group."""
+        c = self.values(fn, what).astype(bool, copy=False)
+        return np.broadcast_to(c, (self.size,)) if c.ndim == 0 else c
+
+    def let(self, stmt, act):
+        """``name = fn(vars)`` for the threads of ``act``."""
+        new = self.values(stmt.fn, f"Let {stmt.name!r}")
+        name = stmt.name
+        self.machine.per_thread.setdefault(name, None)
+        try:
+            old = self.vars[name]         # ours, or the parent group's copied over
+        except KeyError:
+            old = None                    # a new variable
+        if act.mask is not None:
+            # Threads outside the mask keep their value (zero for a new variable); the array
+            # takes the wider dtype of old and new, as one array holding both must.
+            at = act.positions()
             if old is None:
-                old = np.zeros(self.n_threads, dtype=new.dtype)
+                value = np.zeros(self.size, dtype=new.dtype)
             else:
-                old = np.asarray(old)
+                value = old.astype(np.result_type(old, new))     # a copy: never write in place
+            value[at] = new if new.ndim == 0 else new[at]
+        else:
+            value = np.broadcast_to(new, (self.size,)) if new.ndim == 0 else new
+            if old is not None:
                 wider = np.result_type(old, new)
-                if wider != old.dtype or stmt.name not in self.owned:
-                    old = old.astype(wider)          # a private copy: inputs are never written
-            np.copyto(old, new, where=flat)
-            self.env[stmt.name] = old
-            self.owned.add(stmt.name)
+                if wider != value.dtype:
+                    value = value.astype(wider)
+        self.vars[name] = value
+        if name not in self.written:
+            self.written.append(name)
+
+    def close(self):
+        """Add this group's issues to the per-warp totals; copy its variables into the parent."""
+        self.tally()
+        parent = self.parent
+        if parent is None:
+            return
+        for name in self.written:
+            value = self.vars[name]
+            try:
+                base = parent.vars[name]
+            except KeyError:
+                base = np.zeros(parent.size, dtype=value.dtype)
+            merged = base.astype(np.result_type(base, value))     # a copy: arrays are never
+            merged[self.sel] = value                              # changed in place
+            parent.vars[name] = merged
+            if name not in parent.written:
+                parent.written.append(name)
+
+
+class _Machine:
+    """Walks the kernel's statements over groups of threads (see the module docstring)."""
+
+    def __init__(self, n_threads, warp_size, shared, trace_warp, max_trace):
+        self.n, self.ws = n_threads, warp_size
+        self.n_warps = -(-n_threads // warp_size)
+        self.shared = shared
+        self.per_thread = dict.fromkeys(("tid", "lane", "warp"))   # ordered set of per-thread names
+        self.issued = np.zeros(self.n_warps, dtype=np.int64)
+        self.slots = np.zeros(self.n_warps, dtype=np.int64)
+        self.trace_warp, self.max_trace = trace_warp, max_trace
+        self.trace, self.labels = [], []
+
+    def root(self):
+        counts = np.full(self.n_warps, self.ws, dtype=np.intp)
+        counts[-1] = self.n - (self.n_warps - 1) * self.ws            # a partial last warp
+        g = _Group(self, None, None, np.arange(self.n_warps), counts)
+        tid = np.arange(self.n)
+        g._ids = tid
+        g.vars.update(tid=tid, lane=tid % self.ws, warp=tid // self.ws)
+        return g
+
+    def run(self, stmts, group, act, schedule):
+        if act.total:
+            for stmt in stmts:
+                self.step(stmt, group, act, schedule)
+
+    def step(self, stmt, group, act, schedule):
+        if isinstance(stmt, Let):
+            group.issue(act, stmt.label or stmt.name)
+            group.let(stmt, act)
         elif isinstance(stmt, If):
-            self._issue(mask2d, stmt.label)
-            cond = self._cond(stmt.cond, "If cond")
-            then_mask = mask2d & cond
-            else_mask = mask2d & ~cond
+            group.issue(act, stmt.label)
+            cond = group.condition(stmt.cond, "If cond")
+            then = group.select(act, cond)
+            orelse = group.select(act, ~cond, rest=then)     # counts by difference: no second pass
             if schedule == "interleaved":
-                self._interleave(stmt.then, then_mask, stmt.orelse, else_mask)
+                self._interleave(stmt.then, stmt.orelse, group, then, orelse)
             else:
-                self.run(stmt.then, then_mask, schedule)
-                self.run(stmt.orelse, else_mask, schedule)
+                self.run(stmt.then, group, then, schedule)
+                self.run(stmt.orelse, group, orelse, schedule)
         elif isinstance(stmt, While):
-            live = mask2d.copy()
-            for it in range(stmt.max_iterations + 1):
-                self._issue(live, stmt.label)
-                live = live & self._cond(stmt.cond, "While cond")
-                busy = np.flatnonzero(live.any(axis=1))
-                if busy.size == 0:
-                    return
-                if self.n_warps >= 16 and 2 * busy.size <= self.n_warps:
-                    # Most warps have left the loop: finish it on the busy warps' threads only.
-                    rest = While(stmt.cond, stmt.body, stmt.label, stmt.max_iterations - it)
-                    self._compacted(busy, live, list(stmt.body) + [rest], schedule)
-                    return
-                self.run(stmt.body, live, schedule)
-            raise RuntimeError(f"While loop ran more than max_iterations = {stmt.max_iterations}")
+            self._loop(stmt, group, act, schedule)
         else:
             raise TypeError(f"kernel statements must be Let, If or While, got {type(stmt).__name__}")
 
-    def _compacted(self, warps, mask2d, stmts, schedule):
-        """Run ``stmts`` on the threads of ``warps`` only, then scatter results and counts back.
+    def _loop(self, stmt, group, act, schedule):
+        live, opened = act, []
+        for _ in range(stmt.max_iterations + 1):
+            group.issue(live, stmt.label)
+            live = group.select(live, group.condition(stmt.cond, "While cond"))
+            if live.total == 0:
+                break
+            if live.total <= _COMPACT_BELOW * group.size:
+                # Most of the group has left the loop: go on with the remaining threads only, so
+                # each instruction costs NumPy work in proportion to the threads still looping.
+                group = group.subgroup(live)
+                opened.append(group)
+                live = group.everyone
+            self.run(stmt.body, group, live, schedule)
+        else:
+            raise RuntimeError(f"While loop ran more than max_iterations = {stmt.max_iterations}")
+        for g in reversed(opened):          # innermost first: each copies back into its parent
+            g.close()
 
-        Issue counts are unchanged: warps outside ``warps`` have no active lane, so they would
-        issue nothing; skipping them only saves NumPy work on their lanes.
-        """
-        lanes = (warps[:, None] * self.ws + np.arange(self.ws)[None, :]).reshape(-1)
-        threads = lanes[lanes < self.n_threads]
-        per_thread = ("tid", "lane", "warp", *sorted(self.owned))
-        env = dict(self.env)
-        for name in per_thread:
-            env[name] = np.asarray(self.env[name])[threads]
-        trace_warp = None
-        if self.trace_warp is not None:
-            hit = np.flatnonzero(warps == self.trace_warp)
-            trace_warp = int(hit[0]) if hit.size else None
-        sub = _Machine(threads.size, self.ws, env, trace_warp, self.max_trace - len(self.trace))
-        sub.owned = set(self.owned)
-        sub.run(stmts, mask2d[warps], schedule)
-        self.issued[warps] += sub.issued
-        self.lane_slots[warps] += sub.lane_slots
-        self.trace.extend(sub.trace)
-        self.labels.extend(sub.labels)
-        for name in sub.owned:
-            value = sub.env[name]
-            full = self.env.get(name)
-            if full is None or name not in self.owned:
-                full = np.zeros(self.n_threads, dtype=value.dtype) if full is None else np.array(full)
-            if np.result_type(full, value) != full.dtype:
-                full = full.astype(np.result_type(full, value))
-            full[threads] = value
-            self.env[name] = full
-            self.owned.add(name)
-
-    def _interleave(self, a, mask_a, b, mask_b):
+    def _interleave(self, a, b, group, act_a, act_b):
         """Volta-style: alternate the two paths statement by statement (each path its own PC)."""
         for i in range(max(len(a), len(b))):
-            if i < len(a) and mask_a.any():
-                self.step(a[i], mask_a, "interleaved")
-            if i < len(b) and mask_b.any():
-                self.step(b[i], mask_b, "interleaved")
-
-    @property
-    def slots(self):
-        return self.lane_slots.sum(axis=1)
-
-    def _cond(self, fn, what):
-        c = self._vals(fn, what).astype(bool, copy=False)
-        if self.padded == self.n_threads:
-            return c.reshape(self.n_warps, self.ws)
-        pad = np.zeros(self.padded, dtype=bool)
-        pad[: self.n_threads] = c
-        return pad.reshape(self.n_warps, self.ws)
+            if i < len(a) and act_a.total:
+                self.step(a[i], group, act_a, "interleaved")
+            if i < len(b) and act_b.total:
+                self.step(b[i], group, act_b, "interleaved")
 
 
 def run_simt(kernel, n_threads, inputs=None, warp_size=32, trace_warp=0, schedule="stack",
@@ -306,18 +450,17 @@ def run_simt(kernel, n_threads, inputs=None, warp_size=32, trace_warp=0, schedul
     inputs = {} if inputs is None else inputs
     if not isinstance(inputs, dict):
         raise TypeError("inputs must be a dict of name -> array or scalar")
-    tid = np.arange(n)
-    env = {"tid": tid, "lane": tid % ws, "warp": tid // ws}
-    for name, value in inputs.items():
-        if name in env:
+    for name in ("tid", "lane", "warp"):
+        if name in inputs:
             raise ValueError(f"inputs may not redefine {name!r}")
-        env[name] = value
-    machine = _Machine(n, ws, env, trace_warp, max_trace)
-    mask = np.zeros(n_warps * ws, dtype=bool)
-    mask[:n] = True
-    machine.run(list(kernel), mask.reshape(n_warps, ws), schedule)
+    machine = _Machine(n, ws, inputs, trace_warp, max_trace)
+    root = machine.root()
+    machine.run(list(kernel), root, root.everyone, schedule)
+    root.close()
+    # One array per variable (a copy where the group's array is a view or a function's result).
+    variables = {k: np.array(root.vars[k]) if k in root.written else root.vars[k]
+                 for k in machine.per_thread if k not in inputs}
     trace = np.array(machine.trace, dtype=bool).reshape(-1, ws)
-    variables = {k: v for k, v in env.items() if k not in inputs}
     return SimtResult(n, ws, machine.issued, machine.slots, variables, trace,
                       tuple(machine.labels), trace_warp if trace_warp is not None else -1, schedule)
 

@@ -192,3 +192,65 @@ def test_active_mask_drops_lanes():
 def test_coalescing_rejects_bad_input(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+# ------------------------------------------- a lane-by-lane reference for nested loops
+
+def _reference(kernel, n_threads, inputs, warp_size):
+    """Plain-Python SIMT: each warp walks the kernel with a list of active lanes."""
+    n_warps = -(-n_threads // warp_size)
+    issued, slots = np.zeros(n_warps, int), np.zeros(n_warps, int)
+    env = [dict(tid=t, lane=t % warp_size, warp=t // warp_size) for t in range(n_threads)]
+
+    class One(dict):                       # one thread's view: scalars, shared inputs fall through
+        def __missing__(self, k):
+            return inputs[k]
+
+    def run(stmts, w, lanes):
+        for s in stmts:
+            if not lanes:
+                return
+            issued[w] += 1
+            slots[w] += len(lanes)
+            if isinstance(s, Let):
+                for t in lanes:
+                    env[t][s.name] = s.fn(One(env[t]))
+            elif isinstance(s, If):
+                yes = [t for t in lanes if s.cond(One(env[t]))]
+                run(s.then, w, yes)
+                run(s.orelse, w, [t for t in lanes if t not in yes])
+            else:
+                live = [t for t in lanes if s.cond(One(env[t]))]
+                while live:
+                    run(s.body, w, live)
+                    issued[w] += 1
+                    slots[w] += len(live)
+                    live = [t for t in live if s.cond(One(env[t]))]
+
+    for w in range(n_warps):
+        run(kernel, w, list(range(w * warp_size, min((w + 1) * warp_size, n_threads))))
+    return issued, slots, env
+
+
+@settings(max_examples=15, deadline=None)
+@given(n_threads=st.integers(1, 700), warp_size=st.sampled_from([4, 32]), seed=st.integers(0, 2 ** 31))
+def test_nested_loops_and_branches_match_lane_by_lane_reference(n_threads, warp_size, seed):
+    # Loops that most threads leave early (so the simulator moves to smaller groups), a loop
+    # inside a branch and a branch inside a loop.
+    start = np.random.default_rng(seed).integers(1, 60, size=n_threads)
+    kernel = [Let("x", lambda v: v["start"][v["tid"]]), Let("steps", lambda v: 0),
+              While(lambda v: v["x"] != 1,
+                    [If(lambda v: v["x"] % 2 == 0, then=[Let("x", lambda v: v["x"] // 2)],
+                        orelse=[Let("x", lambda v: 3 * v["x"] + 1)]),
+                     Let("steps", lambda v: v["steps"] + 1)]),
+              If(lambda v: v["steps"] > 10,
+                 then=[Let("k", lambda v: 0),
+                       While(lambda v: v["k"] < v["steps"] % 7, [Let("k", lambda v: v["k"] + 1)])],
+                 orelse=[Let("k", lambda v: -1)])]
+    r = run_simt(kernel, n_threads, {"start": start}, warp_size=warp_size, trace_warp=0)
+    issued, slots, env = _reference(kernel, n_threads, {"start": start}, warp_size)
+    assert np.array_equal(r.issued_per_warp, issued)
+    assert np.array_equal(r.active_slots_per_warp, slots)
+    for name in ("x", "steps", "k"):
+        assert np.array_equal(r.variables[name], [e[name] for e in env])
+    assert r.trace.shape == (issued[0], warp_size) and r.trace.sum() == slots[0]
