@@ -12,7 +12,11 @@ import json
 import sys
 from pathlib import Path
 
-__all__ = ["overrides_path", "write_overrides", "main"]
+__all__ = ["overrides_path", "write_overrides", "page_config_path", "write_page_config", "main"]
+
+#: JupyterLab extensions hidden from a learner's lab: nbgrader's toolbar, menu and "Create
+#: Assignment" panel are for instructors (``--classroom`` keeps them).
+INSTRUCTOR_EXTENSIONS = ("@jupyter/nbgrader",)
 
 OVERRIDES = {
     "@jupyterlab/docmanager-extension:plugin": {
@@ -41,8 +45,39 @@ def write_overrides(prefix: str | Path = sys.prefix) -> Path:
     return path
 
 
-def main() -> None:
+def page_config_path(prefix: str | Path = sys.prefix) -> Path:
+    return Path(prefix) / "etc" / "jupyter" / "labconfig" / "page_config.json"
+
+
+def write_page_config(classroom: bool = False, prefix: str | Path = sys.prefix) -> Path:
+    """Hide (or, with ``classroom``, show) the instructor-only lab extensions in this environment."""
+    path = page_config_path(prefix)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config = {}
+    if path.exists():
+        try:
+            config = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            config = {}
+    disabled = config.setdefault("disabledExtensions", {})
+    for name in INSTRUCTOR_EXTENSIONS:
+        if classroom:
+            disabled.pop(name, None)
+        else:
+            disabled[name] = True
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
+def main(argv=None) -> None:
+    args = sys.argv[1:] if argv is None else list(argv)
+    unknown = [a for a in args if a != "--classroom"]
+    if unknown:
+        raise SystemExit(f"setup_lab: unknown argument(s) {unknown}; the only option is --classroom")
+    classroom = "--classroom" in args
     print(f"JupyterLab: lessons open as notebooks ({write_overrides()})")
+    state = "shown" if classroom else "hidden (run with --classroom to show them)"
+    print(f"JupyterLab: nbgrader's instructor tools {state} ({write_page_config(classroom)})")
 
 
 if __name__ == "__main__":

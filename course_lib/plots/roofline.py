@@ -35,11 +35,15 @@ def plot_roofline(points: list[KernelPoint], ax=None, title: str | None = None):
     ax.axvline(first.ridge_point, color="0.6", ls=":", lw=1)
     ax.annotate(f"ridge {first.ridge_point:.0f} FLOP/B", (first.ridge_point, first.peak_flops),
                 textcoords="offset points", xytext=(4, -14), fontsize=8, color="0.35")
-    for p in points:
+    placed = []                       # label anchors so far, to step a close neighbour's label down
+    for p in sorted(points, key=lambda q: q.intensity_flops_per_byte):
         colour = _BOUND_COLOUR[p.bound]
-        ax.plot(p.intensity_flops_per_byte, p.attainable_flops, "o", color=colour, ms=7)
-        ax.annotate(f"{p.kernel.name}\n({p.bound}-bound)", (p.intensity_flops_per_byte, p.attainable_flops),
-                    textcoords="offset points", xytext=(6, -4), fontsize=8, color=colour)
+        x, y = p.intensity_flops_per_byte, p.attainable_flops
+        ax.plot(x, y, "o", color=colour, ms=7)
+        crowded = sum(abs(np.log10(x / px)) < 0.6 and abs(np.log10(y / py)) < 0.6 for px, py in placed)
+        ax.annotate(f"{p.kernel.name}\n({p.bound}-bound)", (x, y), textcoords="offset points",
+                    xytext=(6, -4 - 24 * crowded), fontsize=8, color=colour)
+        placed.append((x, y))
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("attainable FLOP/s")
     ax.set_title(title or f"{first.accelerator}, dense {first.precision.upper()}")
