@@ -2,13 +2,8 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3 (ipykernel)
+#     display_name: Python 3
 #     language: python
 #     name: python3
 # ---
@@ -341,14 +336,14 @@ pipeline_explorer()
 # catalog; elsewhere it prints one line.
 
 # %%
-try:
-    import torch
-    has_gpu = torch.cuda.is_available()
-except ImportError:
-    has_gpu = False
+from course_lib.measure import gpu_status
+
+has_gpu, message = gpu_status()
 if not has_gpu:
-    print("No CUDA GPU here (or no PyTorch): skipping the device copy measurement.")
+    print(message)
 else:
+    import torch
+
     src = torch.empty(2 ** 28, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     dst.copy_(src)

@@ -362,14 +362,14 @@ print(f"TPU v5p ridge {v5p.ridge_point('bf16'):.0f} FLOP/B vs H100 SXM {h100.rid
 # above. Without them it prints one line and moves on.
 
 # %%
-try:
-    import torch
-    has_gpu = torch.cuda.is_available()
-except ImportError:
-    has_gpu = False
+from course_lib.measure import gpu_status
+
+has_gpu, message = gpu_status()
 if not has_gpu:
-    print("No CUDA GPU here: skipping the host-to-device copy measurement.")
+    print(message)
 else:
+    import torch
+
     host = torch.empty(2 ** 28, dtype=torch.uint8, pin_memory=True)
     dev = torch.empty_like(host, device="cuda")
     dev.copy_(host, non_blocking=True)

@@ -7,18 +7,10 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
-
-def _best_s(fn, repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+from course_lib.measure import time_best
 
 
 def run() -> dict:
@@ -36,21 +28,21 @@ def run() -> dict:
     figures = {}
 
     data = rng.standard_normal((16, 1_000_003)).astype(np.float32)
-    t = _best_s(lambda: simulate_ring_all_reduce(data))
+    t = time_best(lambda: simulate_ring_all_reduce(data))
     figures["ring all-reduce sim, 16 ranks x 1M float32 (ms)"] = round(t * 1e3, 1)
     figures["ring all-reduce sim throughput (GB reduced/s)"] = round(data.nbytes / t / 1e9, 2)
 
-    t = _best_s(lambda: simulate_pipeline(16, 64, "1f1b"))
+    t = time_best(lambda: simulate_pipeline(16, 64, "1f1b"))
     figures["pipeline sim, 16 stages x 64 micro-batches (ops/s)"] = round(2 * 16 * 64 / t)
 
     a, b = rng.standard_normal((200, 300)), rng.standard_normal((300, 250))
-    t = _best_s(lambda: systolic_matmul(a, b, 32, 32), repeats=2)
+    t = time_best(lambda: systolic_matmul(a, b, 32, 32), repeats=2)
     figures["systolic sim 200x300x250 on 32x32 (ms)"] = round(t * 1e3, 1)
     figures["systolic sim throughput (simulated MACs/s)"] = round(200 * 300 * 250 / t)
 
     def widget_update():
         plt.close(plot_step_estimate(explore_plan("H100 SXM", 70.0, 1024, 8, 4, 1, "selective", False)))
-    figures["parallelism widget compute+draw (ms)"] = round(_best_s(widget_update) * 1e3, 1)
+    figures["parallelism widget compute+draw (ms)"] = round(time_best(widget_update) * 1e3, 1)
     return figures
 
 

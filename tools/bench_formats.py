@@ -7,18 +7,10 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
-
-def _best_s(fn, repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+from course_lib.measure import time_best
 
 
 def run() -> dict:
@@ -36,26 +28,26 @@ def run() -> dict:
     figures = {}
 
     x = rng.standard_normal(1_000_003)
-    t = _best_s(lambda: F.round_to_format(x, "fp8_e4m3"))
+    t = time_best(lambda: F.round_to_format(x, "fp8_e4m3"))
     figures["round 1M values to FP8 E4M3 (ms)"] = round(t * 1e3, 1)
-    t = _best_s(lambda: F.round_to_format(x, "tf32"))
+    t = time_best(lambda: F.round_to_format(x, "tf32"))
     figures["round 1M values to TF32, bit emulation (ms)"] = round(t * 1e3, 1)
 
     w = F.outlier_matrix(rng, 1024, 1023)
-    t = _best_s(lambda: F.mx_quantize(w, "fp4_e2m1"))
+    t = time_best(lambda: F.mx_quantize(w, "fp4_e2m1"))
     figures["MXFP4 quantize 1024 x 1023 (ms)"] = round(t * 1e3, 1)
     figures["MXFP4 rel. RMS error on outlier matrix"] = round(F.mx_quantize(w).rel_rms_error, 4)
     figures["INT8 per-block rel. RMS error on outlier matrix"] = round(
         F.quantize(w, "int8", "block").rel_rms_error, 5)
 
-    t = _best_s(lambda: F.accumulate(np.full(10_000, 0.01), "bf16"))
+    t = time_best(lambda: F.accumulate(np.full(10_000, 0.01), "bf16"))
     figures["BF16 accumulate 10k terms (ms)"] = round(t * 1e3, 1)
 
     def widget_update():
         fig = plot_bit_layout(explore_number("0.1"))
         fig.savefig(io.BytesIO(), format="png", bbox_inches="tight", dpi=80)
         plt.close(fig)
-    figures["number explorer compute+draw+PNG (ms)"] = round(_best_s(widget_update) * 1e3, 1)
+    figures["number explorer compute+draw+PNG (ms)"] = round(time_best(widget_update) * 1e3, 1)
     return figures
 
 
