@@ -6,8 +6,10 @@ reads what to change instead of a traceback from deep inside NumPy.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
+import re
 
 import numpy as np
 
@@ -17,6 +19,8 @@ __all__ = [
     "check_choice",
     "check_array",
     "check_bool",
+    "name_key",
+    "lookup_by_name",
 ]
 
 
@@ -95,3 +99,24 @@ def check_array(name: str, value, *, ndim=None, finite: bool = True, dtype=float
     if finite and arr.size and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must contain only finite numbers (no NaN or infinity)")
     return arr
+
+
+def name_key(name: str) -> str:
+    """Forgiving lookup key: case, spaces, hyphens, underscores, dots and slashes do not matter."""
+    return re.sub(r"[\s\-_./]+", "", name.lower())
+
+
+def lookup_by_name(what: str, name, table: dict, known, example: str, where: str):
+    """Return ``table[name_key(name)]``; otherwise raise naming ``what`` and the closest entries.
+
+    ``table`` maps keys made by :func:`name_key` to entries that have a ``.name``.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"{what} must be a name such as {example!r}, got {type(name).__name__}")
+    key = name_key(name)
+    if key in table:
+        return table[key]
+    close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.4)
+    suggestions = sorted({table[c].name for c in close})
+    hint = f" Did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+    raise ValueError(f"{what} {name!r} is not in {where}.{hint} Known: {', '.join(known)}")

@@ -19,10 +19,8 @@ The models live in ``data/models.toml`` with their sources; accelerators come fr
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
-import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -31,7 +29,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ._validate import check_bool, check_choice, check_int, check_number
+from ._validate import check_bool, check_choice, check_int, check_number, lookup_by_name, name_key
 from .hardware import bytes_per_element, get_accelerator
 from .roofline import Kernel
 
@@ -176,10 +174,6 @@ def count_params(model: ModelConfig) -> int:
     return model.layers * per_layer + embeddings + model.final_norm_vectors * d
 
 
-def _key(name: str) -> str:
-    return re.sub(r"[\s\-_./]+", "", name.lower())
-
-
 def _build_model(entry: dict) -> ModelConfig:
     ints = ("layers", "hidden_size", "heads", "kv_heads", "head_dim", "ffn_size", "ffn_matrices",
             "vocab_size", "norm_vectors_per_layer", "final_norm_vectors", "context_length_tokens")
@@ -211,7 +205,7 @@ def _models() -> dict:
     for entry in tomllib.loads(text.decode("utf-8"))["model"]:
         model = _build_model(entry)
         for label in (model.name, *model.aliases):
-            table[_key(label)] = model
+            table[name_key(label)] = model
     return table
 
 
@@ -228,15 +222,7 @@ def get_model(name) -> ModelConfig:
     """Look up a model by name ("Llama 3 8B", "llama3-8b"); a ModelConfig passes through."""
     if isinstance(name, ModelConfig):
         return name
-    if not isinstance(name, str):
-        raise TypeError(f"model must be a name such as 'Llama 3 8B', got {type(name).__name__}")
-    table = _models()
-    key = _key(name)
-    if key in table:
-        return table[key]
-    close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.4)
-    hint = f" Did you mean {', '.join(repr(table[c].name) for c in close)}?" if close else ""
-    raise ValueError(f"model {name!r} is not in models.toml.{hint} Known: {', '.join(list_models())}")
+    return lookup_by_name("model", name, _models(), list_models(), "Llama 3 8B", "models.toml")
 
 
 # ----------------------------------------------------------------------------------------------

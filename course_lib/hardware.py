@@ -9,14 +9,14 @@ All rates are dense (no 2:4 sparsity) and in SI base units here: FLOP/s, bytes/s
 
 from __future__ import annotations
 
-import difflib
 import functools
-import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
 from typing import Mapping
+
+from ._validate import lookup_by_name, name_key
 
 __all__ = [
     "Accelerator",
@@ -126,11 +126,6 @@ def bytes_per_element(precision: str) -> float:
     return BYTES_PER_ELEMENT[_normalise_precision(precision)]
 
 
-def _key(name: str) -> str:
-    """Forgiving lookup key: case, spaces, hyphens and underscores do not matter."""
-    return re.sub(r"[\s\-_]+", "", name.lower())
-
-
 def _opt(entry, key, scale=1.0, kind=float):
     value = entry.get(key)
     return None if value is None else kind(value * scale)
@@ -187,7 +182,7 @@ def _catalog() -> dict:
     for entry in entries:
         acc = _build(entry)
         for label in (acc.name, *acc.aliases):
-            table[_key(label)] = acc
+            table[name_key(label)] = acc
     return table
 
 
@@ -210,14 +205,4 @@ def get_accelerator(name) -> Accelerator:
     """
     if isinstance(name, Accelerator):
         return name
-    if not isinstance(name, str):
-        raise TypeError(f"accelerator must be a name such as 'H100 SXM', got {type(name).__name__}")
-    table = _catalog()
-    key = _key(name)
-    if key in table:
-        return table[key]
-    close = difflib.get_close_matches(key, list(table), n=3, cutoff=0.4)
-    suggestions = sorted({table[c].name for c in close})
-    hint = f" Did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
-    raise ValueError(f"accelerator {name!r} is not in the catalog.{hint} "
-                     f"Known: {', '.join(list_accelerators())}")
+    return lookup_by_name("accelerator", name, _catalog(), list_accelerators(), "H100 SXM", "the catalog")

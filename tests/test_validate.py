@@ -31,3 +31,16 @@ def test_check_int_and_choice_and_array():
         check_array("a", [1, np.nan])
     with pytest.raises(ValueError, match="dimension"):
         check_array("a", [[1]], ndim=1)
+
+
+def test_lookup_by_name_is_forgiving_and_suggests():
+    from types import SimpleNamespace
+
+    from course_lib._validate import lookup_by_name, name_key
+    entry = SimpleNamespace(name="Llama 3.1 8B")
+    table = {name_key(entry.name): entry}
+    assert lookup_by_name("model", "llama-3.1_8b", table, ["Llama 3.1 8B"], "x", "models") is entry
+    with pytest.raises(ValueError, match="Did you mean 'Llama 3.1 8B'"):
+        lookup_by_name("model", "llama 3.1 7b", table, ["Llama 3.1 8B"], "x", "models")
+    with pytest.raises(TypeError, match="model must be a name"):
+        lookup_by_name("model", 8, table, [], "x", "models")
