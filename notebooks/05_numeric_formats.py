@@ -423,7 +423,7 @@ explorer
 
 # %%
 int8 = F.get_format("int8")
-worst_product = int8.min_value ** 2
+worst_product = int(int8.min_value) ** 2
 terms_before_overflow = (2 ** 31 - 1) // worst_product
 print(f"INT32 accumulator: {terms_before_overflow:,} worst-case INT8 products before overflow, "
       "and no rounding at all")

@@ -53,6 +53,8 @@ def plot_bit_layout(encodings: list[Encoding], ax=None, title: str | None = None
     width = max(len(e.bit_string.replace(" ", "")) for e in encodings)
     image = np.ones((rows, width, 3))
     fig, ax = new_axes(ax, figsize=(11, 0.42 * rows + 1.0))
+    if ax.figure.axes == [ax]:          # our own figure: the bit table needs no axis margins
+        fig.subplots_adjust(left=0.01, right=0.99)
     for row, enc in enumerate(encodings):
         bits = enc.bit_string.replace(" ", "")
         is_int = not get_format(enc.format).is_float
@@ -69,7 +71,7 @@ def plot_bit_layout(encodings: list[Encoding], ax=None, title: str | None = None
     ax.hlines(np.arange(-0.5, rows), -0.5, width - 0.5, colors="white", lw=3)
     handles = [Patch(color=c, label=f) for f, c in _FIELD_COLOUR.items()]
     ax.legend(handles=handles, ncol=4, fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
-    ax.set_xlim(-0.6, width + 44)
+    ax.set_xlim(-0.6, width + 50)
     ax.set_ylim(rows - 0.5, -0.5)
     ax.axis("off")
     ax.set_title(title or f"{_fmt_value(encodings[0].value)} stored in each format (dark = 1 bit)",

@@ -40,11 +40,13 @@ def plot_occupancy(result, curve=None, ax=None):
         fig, ax_bars = ax.figure, ax
         ax_curve = None
     names = list(result.block_limits)
-    values = [min(v, 64) for v in result.block_limits.values()]
+    cap = max(result.block_limits.get("blocks", 32), result.blocks_per_sm)   # the SM's block limit
+    values = [min(v, cap) for v in result.block_limits.values()]
     colours = ["#d62728" if k in result.limiters else "#9ecae1" for k in names]
     ax_bars.barh(names, values, color=colours)
     for i, v in enumerate(result.block_limits.values()):
-        ax_bars.annotate(f"{v}", (min(v, 64), i), textcoords="offset points", xytext=(3, -3), fontsize=8)
+        ax_bars.annotate(f"{v}", (min(v, cap), i), textcoords="offset points", xytext=(3, -3), fontsize=8)
+    ax_bars.set_xlim(0, cap * 1.15)
     ax_bars.set_xlabel("blocks per SM this resource allows")
     ax_bars.set_title(f"{result.blocks_per_sm} blocks x {result.warps_per_block} warps = "
                       f"{result.warps_per_sm}/{result.max_warps_per_sm} warps "

@@ -50,8 +50,9 @@ def plot_step_estimate(est: StepEstimate, axes=None):
                   textcoords="offset points", xytext=(-40, 4), fontsize=8)
     ax_m.set_xticks([])
     ax_m.set_ylabel("GB per GPU")
-    ax_m.set_ylim(0, max(bottom, est.capacity_bytes / 1e9) * 1.25)
-    ax_m.legend(fontsize=7, loc="upper left")
+    # Head room above the taller of the stack and the capacity line keeps the legend off both.
+    ax_m.set_ylim(0, max(bottom, est.capacity_bytes / 1e9) * 1.7)
+    ax_m.legend(fontsize=7, loc="upper left", ncol=2)
     ax_m.set_title("fits" if est.fits else "does not fit", color="k" if est.fits else "#b00")
     left = 0.0
     for key, value in est.times.items():

@@ -16,6 +16,9 @@ from typing import Callable
 __all__ = ["FigureExplorer"]
 
 
+_DPI = 80     # sharp enough at 1:1, cheap enough to redraw in well under 100 ms
+
+
 def _drop_log_minor_ticks(fig) -> None:
     """Minor ticks on log axes cost about half of a redraw; the explorer shows major ticks only."""
     from matplotlib.ticker import NullLocator
@@ -37,13 +40,18 @@ class FigureExplorer:
         self.describe = describe
         self.result = None
         self.last_update_s = None
-        self.image = widgets.Image(format="png", layout=widgets.Layout(height=f"{height_px}px", width="auto"))
+        # The image is shown at the pixel size it was drawn at (scaling it blurs the text); the
+        # box around it keeps ``height_px`` so the page does not jump while a new figure renders.
+        self.image = widgets.Image(format="png")
+        self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px"))
         self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
         box_items = list(self.controls.values())
         rows = [widgets.HBox(box_items[i:i + 3]) for i in range(0, len(box_items), 3)]
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
-        self.widget = widgets.VBox(header + rows + [self.text, self.image])
+        self.widget = widgets.VBox(header + rows + [self.text, self._image_box])
         for control in self.controls.values():
+            if hasattr(control, "style") and "description_width" in control.style.keys:
+                control.style.description_width = "initial"     # never truncate a control's label
             control.observe(self._on_change, names="value")
         self.update()
 
@@ -67,13 +75,15 @@ class FigureExplorer:
         self.result = result
         # A fixed layout and no bbox_inches="tight" (which draws the figure twice) keep an
         # update near the 100 ms budget.
-        with matplotlib.rc_context({"figure.dpi": 72}):
+        with matplotlib.rc_context({"figure.dpi": _DPI}):
             fig = self.draw(result)
             _drop_log_minor_ticks(fig)
             buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=72)
+            fig.savefig(buf, format="png", dpi=_DPI)
+            width_px, height_px = (fig.get_size_inches() * _DPI).round().astype(int)
             plt.close(fig)
         self.image.value = buf.getvalue()
+        self.image.width, self.image.height = str(width_px), str(height_px)
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
 
