@@ -401,18 +401,19 @@ explorer
 # ## Misconceptions
 #
 # - **"NVLink gives hundreds of GB/s per GPU."** (A seed text says so.) The H100's NVLink 4 is
-#   900 GB/s both ways, and the B200's NVLink 5 is twice that:
+#   close to a terabyte per second both ways, and the B200's NVLink 5 is twice that:
 
 # %%
 b200 = get_accelerator("B200")
 print(f"{h100.interconnect}: {h100.interconnect_bandwidth / 1e9:.0f} GB/s; {b200.interconnect}: "
       f"{b200.interconnect_bandwidth / 1e12:.1f} TB/s (both directions)")
 assert b200.interconnect_bandwidth >= 1e12
+assert b200.interconnect_bandwidth == 2 * h100.interconnect_bandwidth
 
 # %% [markdown]
 # - **"InfiniBand delivers hundreds of gigabits, so it is close to NVLink."** The seed's figure
-#   is right but in *bits*: 400 Gb/s is 50 GB/s per direction, a ninth of H100 NVLink's
-#   450 GB/s, which in bits is 3,600 Gb/s.
+#   is right but in *bits*: an NDR port's gigabits are an eighth as many gigabytes, a ninth of
+#   what H100 NVLink carries per direction:
 
 # %%
 print(f"NDR port {NIC_NDR_BANDWIDTH_BYTES_PER_S * 8 / 1e9:.0f} Gb/s = {NIC_NDR_BANDWIDTH_BYTES_PER_S / 1e9:.0f} GB/s; "
