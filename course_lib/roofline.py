@@ -194,12 +194,12 @@ class Ceiling:
 
 
 def hierarchical_ceilings(accelerator="H100 SXM", precision="bf16") -> list[Ceiling]:
-    """One bandwidth roof per level the catalog knows: shared memory, L2, HBM, links.
+    """One bandwidth roof per level whose bandwidth is known: shared memory, HBM, links.
 
-    On-chip bandwidths are not published as datasheet figures; they are derived from the
-    architecture: shared memory delivers 128 bytes per clock per SM (32 banks x 4 bytes),
-    and L2 is taken at 2.5x HBM on Hopper-class parts, a round figure consistent with
-    published microbenchmarks. Both are labelled 'derived' in ``source``.
+    Shared memory's bandwidth is not a datasheet figure; it is derived from the architecture:
+    128 bytes per clock per SM (32 banks x 4 bytes, CUDA C++ Programming Guide) x SMs x boost
+    clock, and labelled 'derived' in ``source``. NVIDIA publishes no L2 bandwidth, so L2 gets
+    no roof here (lesson 03 bounds it between HBM and shared memory instead of guessing).
     """
     acc = get_accelerator(accelerator)
     peak = acc.peak(precision)
@@ -207,8 +207,6 @@ def hierarchical_ceilings(accelerator="H100 SXM", precision="bf16") -> list[Ceil
     if acc.boost_clock_hz and acc.shared_mem_bytes_per_sm and acc.kind == "gpu" and acc.vendor == "NVIDIA":
         smem_bw = 128 * acc.sm_count * acc.boost_clock_hz
         levels.append(("shared memory", smem_bw, "derived: 128 B/clock/SM x SMs x boost clock"))
-    if acc.l2_cache_bytes and acc.vendor == "NVIDIA":
-        levels.append(("L2", 2.5 * acc.mem_bandwidth, "derived: ~2.5x HBM (microbenchmark order)"))
     levels.append((f"HBM ({acc.mem_type})", acc.mem_bandwidth, "catalog"))
     if acc.interconnect_bandwidth:
         levels.append((f"{acc.interconnect} (per direction)", acc.interconnect_bandwidth / 2, "catalog"))

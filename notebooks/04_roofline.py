@@ -222,7 +222,9 @@ print(f"datasheet 'with sparsity' BF16: {sparse_bf16 / 1e12:.0f} TFLOP/s; ridge 
 # HBM is not the only roof. Every level of the memory hierarchy has its own bandwidth, hence its
 # own sloped roof, and a kernel has its own intensity against each level (the bytes it moves
 # *through that level*). Whichever roof is lowest at its intensity binds. On-chip bandwidths are
-# not datasheet figures; `hierarchical_ceilings` derives them and says how in `source`.
+# not datasheet figures: `hierarchical_ceilings` derives shared memory's from the architecture and
+# says how in `source`; NVIDIA publishes no L2 bandwidth at all, so L2 gets no roof here (lesson
+# 03 bounds it between HBM and shared memory).
 
 # %%
 ceilings = hierarchical_ceilings("H100 SXM", "bf16")

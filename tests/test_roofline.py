@@ -89,8 +89,12 @@ def test_hierarchical_ceilings_ordered_and_binding():
     ceilings = hierarchical_ceilings("H100 SXM", "bf16")
     bws = [c.bandwidth_bytes_per_s for c in ceilings]
     assert bws == sorted(bws, reverse=True)              # nearer levels are faster
-    level, p = binding_ceiling({"HBM (HBM3)": 10.0, "L2": 12.0}, "H100 SXM")
+    level, p = binding_ceiling({"HBM (HBM3)": 10.0, "shared memory": 12.0}, "H100 SXM")
     assert level == "HBM (HBM3)" and p == pytest.approx(10.0 * 3.35e12)
+    # Shared memory binds when reuse from it is low: intensity against it 1/64 of HBM's.
+    level, _ = binding_ceiling({"HBM (HBM3)": 640.0, "shared memory": 10.0}, "H100 SXM")
+    assert level == "shared memory"
+    assert not any(c.level == "L2" for c in ceilings)      # no published L2 bandwidth, no roof
     with pytest.raises(ValueError, match="unknown"):
         binding_ceiling({"L9": 1.0})
     assert hierarchical_ceilings("TPU v5e")[0].level.startswith("HBM")
