@@ -414,8 +414,8 @@ def progress(dest, out=print, timeout: int = 120) -> list[ExerciseStatus]:
         raise FileNotFoundError(f"no exercise notebooks (NN_topic.py) in {dest}: make them with "
                                 f"`python -m course_lib.exercises workspace {dest}`")
     statuses = []
-    for notebook in notebooks:
-        out(f"{notebook.name}")
+    for number, notebook in enumerate(notebooks, 1):
+        out(f"[{number}/{len(notebooks)}] {notebook.name}")     # each notebook takes seconds: show where we are
         outcomes = execute_notebook(notebook, timeout=timeout)
         for cell in outcomes:
             if not cell.exercise_ids:
