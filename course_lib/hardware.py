@@ -39,7 +39,7 @@ BYTES_PER_ELEMENT = MappingProxyType({
 _TERA = 1e12
 _GIGA = 1e9
 _KIB = 1024
-_MB = 1e6
+_MIB = 1024 ** 2     # vendors' "MB" of cache are binary: the A100 whitepaper lists its 40 MB L2 as 40960 KB
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def _build(entry: dict) -> Accelerator:
         boost_clock_hz=_opt(entry, "boost_clock_mhz", 1e6),
         fp32_flops_per_clock_per_sm=_opt(entry, "fp32_flops_per_clock_per_sm", kind=int),
         mem_bus_width_bits=_opt(entry, "mem_bus_width_bits", kind=int),
-        l2_cache_bytes=_opt(entry, "l2_cache_mb", _MB),
+        l2_cache_bytes=_opt(entry, "l2_cache_mib", _MIB),
         register_file_bytes_per_sm=_opt(entry, "register_file_kib_per_sm", _KIB, int),
         shared_mem_bytes_per_sm=_opt(entry, "shared_mem_kib_per_sm", _KIB, int),
         max_shared_mem_bytes_per_block=_opt(entry, "max_shared_mem_kib_per_block", _KIB, int),

@@ -51,7 +51,7 @@ __all__ = [
     "Coalescing", "coalescing", "strided_addresses", "aos_addresses", "soa_addresses",
 ]
 
-#: DRAM/L2 access granularity of NVIDIA GPUs from Maxwell on (CUDA C++ Best Practices Guide,
+#: DRAM/L2 access granularity of NVIDIA GPUs of compute capability 6.0 on (CUDA C++ Best Practices Guide,
 #: "Coalesced Access to Global Memory": accesses are serviced in 32-byte transactions).
 SECTOR_BYTES = 32
 #: L1/L2 cache line: four sectors (CUDA C++ Programming Guide, compute capability 5.x+ global memory).

@@ -160,14 +160,17 @@ plt.show()
 
 # %% [markdown]
 # An H100 SM has four schedulers (one per sub-partition, per the H100 whitepaper); with
-# $S$ schedulers the knee moves to $S(C+L)/C$ warps per SM. At 40 and 560 cycles that is more
-# than the 64 warps an SM holds:
+# $S$ schedulers the knee moves to $S(C+L)/C$ warps per SM. At these $C$ and $L$ that is just
+# under the most an SM holds, so only an almost fully occupied SM hides this latency. (On the
+# hardware each scheduler owns a fixed set of warps; the simulator pools them, which gives the
+# same knee when $N$ is a multiple of $S$.)
 
 # %%
 four = simulate_latency_hiding(np.array([16, 32, 64]), C, L, schedulers=4, bursts=2000)
 print("4 schedulers: utilisation at 16, 32, 64 warps =", np.round(four.utilisation, 3),
-      f"; knee at {warps_to_saturate(C, L, 4)} warps")
+      f"; knee at {warps_to_saturate(C, L, 4)} warps; an SM holds {h100.max_warps_per_sm}")
 assert np.allclose(four.utilisation, analytic_utilisation(np.array([16, 32, 64]), C, L, 4))
+assert warps_to_saturate(C, L, 4) <= h100.max_warps_per_sm < 2 * warps_to_saturate(C, L, 4)
 
 # %% [markdown]
 # ## 4. Occupancy: how many warps actually fit
@@ -264,7 +267,7 @@ fig = plot_call_overhead(calls)
 plt.show()
 
 # %% [markdown]
-# A GPU kernel launch is the same story with a far larger $t_0$ (microseconds) and a far larger
+# A GPU kernel launch is the same story with a larger $t_0$ and a far larger
 # $r_\infty$, so its $n_{1/2}$ is larger still: small operations leave a GPU idle, which is why
 # frameworks fuse kernels and capture whole graphs of launches.
 #
@@ -300,9 +303,9 @@ occupancy_widget
 # ## Misconceptions
 #
 # - **"An H100 SM has 256k registers, so 128 registers per thread in 256-thread blocks leaves room
-#   for 8 blocks, 64 warps."** (One of our seed texts says so.) The register file is 256 KB, that is
-#   65,536 32-bit registers; one such block needs 32,768 of them, so two blocks fit, 16 warps
-#   (section 4). 64 registers per thread gives 32 warps, not 128.
+#   for 8 blocks, 64 warps."** (One of our seed texts says so.) The register file is 256 KiB, that
+#   is 65,536 32-bit registers; one such block needs 32,768 of them, so two blocks fit, 16 warps
+#   (section 4). With 64 registers per thread the same rule gives 32 warps.
 
 # %%
 print(f"H100 registers per SM: {h100.registers_per_sm:,} (= {h100.register_file_bytes_per_sm // 1024} KiB / 4 B)")
@@ -330,8 +333,9 @@ assert calls.rate_elements_per_s[0] < 0.01 * calls.rate_inf_elements_per_s
 #
 # ## Key points
 #
-# - Little's law, $N = T \times L$: full bandwidth needs bandwidth times latency in flight, about
-#   two megabytes on an H100 at an assumed 600 ns, or tens of warps per SM.
+# - Little's law, $N = T \times L$: full bandwidth needs bandwidth x latency bytes in flight
+#   (section 2, at the assumed latency); with one 4-byte load per thread that is more warps than
+#   an SM can hold, so fast kernels issue wide loads and several per thread.
 # - A scheduler with $N$ warps alternating $C$ cycles of work and $L$ of waiting is busy
 #   $\min(1, NC/(C+L))$ of the time: the knee sits at $(C+L)/C$ warps per scheduler.
 # - Occupancy is set by the scarcest of blocks, warps, registers (allocated per warp in units of 256)

@@ -203,7 +203,8 @@ print(f"branch on blocks of 32 threads: warp 32 efficiency {w32.simt_efficiency:
 assert w32.simt_efficiency == 1.0 and w64.simt_efficiency < 1.0
 
 # %% [markdown]
-# A branch that is uniform per 32 threads, written for NVIDIA, diverges on every 64-lane wavefront.
+# A branch that alternates every 32 threads, uniform on each NVIDIA warp, diverges on every
+# 64-lane wavefront.
 #
 # ## 5. Independent thread scheduling does not remove the cost
 #
@@ -229,8 +230,9 @@ plt.show()
 # %% [markdown]
 # ## 6. Coalescing: which bytes a warp's load really moves
 #
-# Global memory is read in 32-byte **sectors**, four to a 128-byte cache line (CUDA C++ Best
-# Practices Guide, "Coalesced Access to Global Memory"). A warp's load moves every sector that any
+# Global memory is read in 32-byte **sectors** (CUDA C++ Best Practices Guide, "Coalesced Access
+# to Global Memory", compute capability 6.0 and later), four to a 128-byte cache line (Nsight
+# Compute Profiling Guide, memory terminology). A warp's load moves every sector that any
 # active lane touches, so
 #
 # $$ \text{memory efficiency} = \frac{\text{bytes requested}}{\text{bytes moved}} = \frac{\text{distinct bytes asked for}}{32 \times \text{sectors touched}}. $$

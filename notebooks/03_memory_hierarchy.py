@@ -188,14 +188,14 @@ assert tiled.hit_rate[-1] > seq.hit_rate[-1]
 # %% [markdown]
 # Size is not the only thing that matters. A stride of exactly $S \times$ line bytes sends every
 # access to the same set: five lines then fight over four ways and every access misses, in a
-# cache with room for 256 lines.
+# cache with room for far more lines (printed below).
 
 # %%
 sets = n_sets(cap, line, ways)
 conflict_trace = np.tile(np.arange(5) * sets * line, 200)
 r = simulate_cache(conflict_trace, cap, line, ways)
 print(f"5 lines, stride {sets * line} B: hit rate {r.hit_rate:.2f} although they fill "
-      f"{5 * line / cap:.1%} of the cache")
+      f"{5 * line / cap:.1%} of a cache with room for {cap // line} lines")
 assert r.hits == 0
 
 # %% [markdown]
@@ -224,9 +224,10 @@ lat_small, lat_big = lat_ladder.ns_per_step[0], lat_ladder.ns_per_step[-1]
 print(f"in cache: {bw_small / 1e9:.0f} GB/s; at {bw_ladder.working_set_bytes[-1] >> 20} MiB: {bw_big / 1e9:.0f} GB/s")
 print(f"pointer chase: {lat_small:.0f} ns per step in cache, {lat_big:.0f} ns at "
       f"{lat_ladder.working_set_bytes[-1] >> 20} MiB; extra latency {lat_big - lat_small:.0f} ns")
-line_time_stream = 64 / bw_big * 1e9
+line_time_stream = 64 / bw_big * 1e9          # assuming 64-byte lines, as on x86
+walk = lat_big - lat_small                     # per line, without the Python loop's own cost
 print(f"streaming delivers a 64-byte line every {line_time_stream:.2f} ns; the dependent walk one every "
-      f"{lat_big:.0f} ns: {lat_big / line_time_stream:.0f}x apart")
+      f"{walk:.0f} ns: {walk / line_time_stream:.0f}x apart")
 assert bw_small > bw_big and lat_big > lat_small
 
 # %% [markdown]
@@ -285,7 +286,7 @@ plt.show()
 bw_per_sm = h100.mem_bandwidth / h100.sm_count
 flops_per_sm = h100.peak("bf16") / h100.sm_count
 ridge = h100.ridge_point("bf16")
-for m, n_ in [(128, 128), (256, 128), (1024, 1024)]:
+for m, n_ in [(128, 128), (256, 128), (256, 256)]:
     k = 64
     t_copy = 2 * k * (m + n_) / bw_per_sm
     t_comp = 2 * m * n_ * k / flops_per_sm
@@ -294,10 +295,18 @@ for m, n_ in [(128, 128), (256, 128), (1024, 1024)]:
           f"{'hidden' if hidden else 'exposed'}  (MN/(M+N) = {m * n_ / (m + n_):.0f} vs ridge {ridge:.0f})")
     assert hidden == (m * n_ / (m + n_) >= ridge)
 
+# Which square tile would hide its copy, and could one SM hold it? Its FP32 accumulators alone:
+m_min = 2 * ridge                       # square tile with MN/(M+N) = M/2 = I*
+acc_bytes = 4 * m_min ** 2
+print(f"a square tile needs M >= {m_min:.0f}: {acc_bytes / 1024:.0f} KiB of FP32 accumulators "
+      f"against a {h100.register_file_bytes_per_sm // 1024} KiB register file")
+assert acc_bytes > h100.register_file_bytes_per_sm
+
 # %% [markdown]
-# So if every tile came from HBM, even a 256 x 128 tile would leave the tensor cores waiting. Real
-# matmuls get away with such tiles because neighbouring thread blocks read the same rows and
-# columns, and most of their loads hit in L2. The timeline of eight tiles of the 128 x 128 case:
+# So no output tile that fits on one SM hides its copies if every tile comes from HBM. Real
+# matmuls get away with 128- or 256-wide tiles because neighbouring thread blocks read the same
+# rows and columns, and most of their loads hit in L2. The timeline of eight tiles of the
+# 128 x 128 case:
 
 # %%
 t_copy = 2 * 64 * 256 / bw_per_sm
@@ -379,8 +388,9 @@ assert host.bandwidth_bytes_per_s < h100.mem_bandwidth
 
 # %% [markdown]
 # **"If the data fits in the cache, it hits."** Placement matters: the five lines above missed
-# every time in a cache 51 times their size. **"Two lanes in one bank always conflict."** Lanes
-# that read the same word are served by one broadcast:
+# every time in a cache far larger than they are (section 2 printed the fraction they fill).
+# **"Two lanes in one bank always conflict."** Lanes that read the same word are served by one
+# broadcast:
 
 # %%
 same_word = np.zeros(32, dtype=np.int64)

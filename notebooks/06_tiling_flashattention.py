@@ -140,7 +140,7 @@ plt.show()
 
 # %%
 panel_bytes = 2 * 8192 * lim_h100.largest * b16           # one row panel of A plus one column panel of B
-print(f"L2 {h100.l2_cache_bytes / 1e6:.0f} MB holds {h100.l2_cache_bytes / panel_bytes:.0f} pairs of "
+print(f"L2 {h100.l2_cache_bytes / 2 ** 20:.0f} MiB holds {h100.l2_cache_bytes / panel_bytes:.0f} pairs of "
       f"{lim_h100.largest}-wide panels; {h100.sm_count} SMs run a block each at a time")
 
 # %% [markdown]

@@ -87,7 +87,7 @@ def test_every_raw_entry_has_units_in_key_names():
     for entry in raw_entries():
         for key in entry:
             if key.startswith(("mem_bandwidth", "mem_capacity", "l2", "interconnect_gb", "host_link_gb")):
-                assert any(u in key for u in ("_gb", "_mb", "_kib", "_bits")), key
+                assert any(u in key for u in ("_gb", "_mib", "_kib", "_bits")), key
 
 
 @pytest.mark.parametrize("spelling", ["H100 SXM", "h100 sxm", "h100-sxm", "H100_SXM", " H100SXM ", "H100"])
@@ -134,3 +134,8 @@ def test_list_filter():
     with pytest.raises(ValueError):
         list_accelerators(kind="fpga")
     assert math.isfinite(sum(get_accelerator(n).mem_bandwidth for n in ALL))
+
+
+def test_cache_sizes_are_binary_megabytes():
+    """NVIDIA's "50 MB" L2 is 50 MiB (the CUDA driver reports 52,428,800 bytes on an H100)."""
+    assert get_accelerator("H100 SXM").l2_cache_bytes == 50 * 2 ** 20
