@@ -32,10 +32,11 @@ from course_lib.hardware import get_accelerator
 #
 # Eight H100 SXM GPUs split every matmul of a transformer of width $h = 8192$ (8-way tensor
 # parallelism) on 4096 tokens, running their matmuls at half of the dense BF16 peak. Suppose the
-# eight sit in *different nodes*, so their all-reduces go over InfiniBand. **Before computing**,
-# decide: could the forward all-reduces hide behind the layer's matmuls, or are they exposed?
-# Set `prediction` to `"hidden"` or `"exposed"`, run the cell, then check your reasoning with
-# the ratio $3h/(t-1)$ from the lesson.
+# eight sit in *different nodes*, so their all-reduces go over InfiniBand. Tensor-parallel
+# all-reduces sit between the matmuls, so their time adds to the layer's. **Before computing**,
+# decide: do they take less time than the layer's matmuls (`"hidden"` would be the best case
+# if they could overlap) or more (`"exposed"`)? Set `prediction`, run the cell, then check your
+# reasoning with the ratio $3h/(t-1)$ from the lesson.
 
 # %%
 raise NotImplementedError("exercise 08.1: tensor parallelism across nodes")

@@ -71,7 +71,7 @@ for precision in ("fp32", "bf16", "fp8", "fp4"):
 # The field widths, ranges and gaps of every format of this lesson, read from `ml_dtypes.finfo`
 # (TF32, which `ml_dtypes` lacks, is FP32 with a 10-bit mantissa). `bits` counts the bits that
 # carry information, `stored` the bits one element occupies in memory; `eps` is the gap just
-# above 1; `digits` is $(M+1)\log_{10}2$; `decades` is $\log_{10}(\text{max}/\text{min subnormal})$.
+# above 1; `digits` is $(M+1)\log_{10}2$ for floats and $\log_{10}(\text{max})$ for integers; `decades` is $\log_{10}(\text{max}/\text{min subnormal})$.
 
 # %%
 print(F.format_table_text())
@@ -124,9 +124,10 @@ print(f"BF16 fields: sign {e.sign}, exponent {e.exponent} (2^{e.exponent - bf16.
 assert by_formula == by_ml_dtypes == e.stored
 
 # %% [markdown]
-# **TF32** is not a storage format. The tensor cores read FP32 values and round the mantissa to
-# the 10 bits FP16 has; the exponent keeps FP32's 8 bits. We emulate it on the FP32 bit pattern
-# (round to nearest, ties to even). Within FP16's normal range, TF32 and FP16 must therefore round
+# **TF32** is not a storage format. The tensor cores read FP32 values and use only the top 10
+# mantissa bits, as many as FP16 has (libraries first round to them with PTX
+# `cvt.rna.tf32.f32`: to nearest, ties away from zero); the exponent keeps FP32's 8 bits. We
+# emulate rounding to nearest with ties to even, which differs only on exact ties. Within FP16's normal range, TF32 and FP16 must therefore round
 # any value identically, a check that uses `ml_dtypes`' FP16 as the second way:
 
 # %%
@@ -275,8 +276,9 @@ plt.show()
 
 # %% [markdown]
 # The same effect inside a matrix multiplication: a dot product of two BF16 vectors of length
-# 4096, with the products summed in BF16 and in FP32. This is why tensor cores multiply FP16 and
-# BF16 inputs but accumulate in FP32.
+# 4096, with the products summed in BF16 and in FP32. This is why BF16 tensor-core instructions
+# always accumulate in FP32, and why training uses the FP32-accumulator form of the FP16 ones
+# (an FP16 accumulator exists, at up to twice the rate on GeForce parts).
 
 # %%
 k = 4096
@@ -375,8 +377,10 @@ int8_step = [s for s in steps[rtx.name] if (s.wide, s.narrow) == ("fp16", "int8"
 print(f"RTX 4090 FP16 -> INT8: {int8_step.rate_ratio:.2f}x, because {rtx.notes.split(';')[0].lower()}")
 print(f"TF32 tensor rate over the FP32 lanes: RTX 4090 {rtx.peak('tf32') / rtx.peak('fp32'):.1f}x, "
       f"A100 {a100.peak('tf32') / a100.peak('fp32'):.1f}x, H100 {h100.peak('tf32') / h100.peak('fp32'):.1f}x")
-print(f"FP32 -> TF32 moves {bytes_per_element('fp32') / bytes_per_element('tf32'):.0f}x fewer bytes: "
+print(f"FP32 -> TF32 moves the same bytes (ratio {bytes_per_element('fp32') / bytes_per_element('tf32'):.0f}): "
       "TF32 is stored as FP32")
+v5p = get_accelerator("TPU v5p")
+print(f"TPU v5p BF16 -> FP8: {v5p.peak('fp8') / v5p.peak('bf16'):.2f}x: {v5p.notes.split('. ')[1]}")
 assert not int8_step.doubles_rate and math.isclose(int8_step.rate_ratio, 4, rel_tol=0.01)
 assert rtx.peak("tf32") == rtx.peak("fp32") and bytes_per_element("tf32") == bytes_per_element("fp32")
 
@@ -418,8 +422,8 @@ explorer
 #   a 32-bit FP32 container: the bytes moved do not change, only the tensor-core rate does.
 # - **"INT8 tensor cores accumulate in FP32."** (A seed text says so.) Integer MMA instructions
 #   accumulate in 32-bit integers (PTX ISA: `mma` with `.s8` operands takes `.s32` accumulators),
-#   which is exact: the worst-case product of two INT8 values fits
-#   so many times into an INT32 before overflow that long dot products never round:
+#   which is exact: integer addition never rounds, and the worst-case product of two INT8 values
+#   fits so many times into an INT32 that overflow needs a very long dot product:
 
 # %%
 int8 = F.get_format("int8")
@@ -430,8 +434,8 @@ print(f"INT32 accumulator: {terms_before_overflow:,} worst-case INT8 products be
 assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_overflow + 1) * worst_product
 
 # %% [markdown]
-# - **"Each halving of the bits doubles the tensor-core rate."** On the data-center parts in the
-#   catalog it does, step by step; on the RTX 4090 INT8 runs at four times its FP32-accumulate
+# - **"Each halving of the bits doubles the tensor-core rate."** On the data-center GPUs in the
+#   catalog it does, step by step; the TPU v5p runs FP8 at its BF16 rate, and on the RTX 4090 INT8 runs at four times its FP32-accumulate
 #   FP16 rate, and its TF32 tensor rate equals its FP32 rate (section 9).
 # - **"FP8 overflows to infinity."** E4M3 has no infinity: a plain cast of a large value gives
 #   NaN, which is why FP8 pipelines scale tensors first or convert with saturation (section 4).
@@ -457,5 +461,5 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 # - Keep long sums in FP32 (tensor cores do) or INT32 for integers.
 # - Quantization is codes times scales; finer scale groups fight outliers, and integer formats need
 #   them most. MX formats use blocks of 32 with a power-of-two scale.
-# - Halving the bytes halves the traffic everywhere and, on current data-center tensor cores,
-#   doubles the peak rate.
+# - Halving the bytes halves the traffic everywhere and, on current data-center GPUs, doubles the
+#   peak rate (not the TPU v5p's FP8).

@@ -189,7 +189,9 @@ assert np.isclose(warp_tile.mma_flops_per_operand, 2 * 16 * 8 * 16 / (16 * 16 + 
 #
 # Bias, activation and dropout each do a few FLOP per element: memory-bound. Run as three kernels,
 # each reads its input from HBM and writes its output back; fused, the intermediate values stay in
-# registers. With $E$ elements of $b$ bytes and a one-byte dropout mask saved for the backward pass:
+# registers. With $E$ elements of $b$ bytes and a one-byte dropout mask saved for the backward pass
+# (forward pass only; in training the fused kernel must also write the activation's input for the
+# backward pass unless it recomputes it, one more $bE$):
 #
 # $$ Q_\text{unfused} = b(6E + n_\text{cols}) + E, \qquad Q_\text{fused} = b(2E + n_\text{cols}) + E. $$
 #
@@ -234,7 +236,8 @@ assert verdicts == {"tiled_matmul": (True, True), "matmul_indexing_bug": (True, 
 
 # %% [markdown]
 # Both bugs pass the weak test: with $m = n$ the wrong loop bound is the right one, and sums of
-# ones are exact in FP16 up to 2048. A test earns trust only if it can fail: random values,
+# ones are exact in FP16 up to $2^{11}$ (FP16's 10 stored mantissa bits plus the implicit one). A
+# test earns trust only if it can fail: random values,
 # asymmetric ragged shapes, reductions as long as production's.
 #
 # ## 6. Attention, naive and tiled
@@ -254,11 +257,13 @@ heads_32 = 32 * naive_bytes
 print(f"a layer with 32 heads: {heads_32 / 1e9:.0f} GB, against {h100.mem_capacity / 1e9:.0f} GB on an H100")
 
 # %% [markdown]
-# The seed's arithmetic holds, for **one** head of **one** sequence; a model has tens of heads, so
-# materialising the scores for a whole layer does not fit on the GPU at all.
+# The seed's arithmetic holds, for **one** head of **one** sequence. A layer of 32 heads needs the
+# printed share of the H100's memory for a single sequence, before weights, the KV cache or a
+# second sequence: materialising a layer's scores leaves room for little else.
 #
 # **The online softmax.** FlashAttention (Dao et al., 2022) walks blocks of keys and keeps, per
-# query row, a running maximum $m$, a running sum $\ell$ and an unnormalised output $o$. For each
+# query row, a running maximum $m$ and a running sum $\ell$; in the form FlashAttention-2 (Dao,
+# 2023) uses, the output $o$ is kept unnormalised and divided once at the end. For each
 # block of scores $S_j$ and values $V_j$:
 #
 # $$ m' = \max(m, \operatorname{rowmax} S_j), \quad \alpha = e^{m - m'}, \quad
@@ -303,7 +308,7 @@ assert worst < 1e-12
 
 # %% [markdown]
 # **HBM traffic.** Theorem 2 of the paper: with on-chip SRAM of $M$ elements, standard attention
-# makes $\Theta(Nd + N^2)$ HBM accesses (exactly $4N^2 + 4Nd$ for its Algorithm 0) and
+# makes $\Theta(Nd + N^2)$ HBM accesses (counting Algorithm 0's reads and writes: $4N^2 + 4Nd$) and
 # FlashAttention $\Theta(N^2 d^2 / M)$. Our NumPy loop keeps a block of $B_q$ queries resident
 # and streams all of $K$ and $V$ past it, so it reads $Nd + 2Nd\lceil N/B_q\rceil$ elements and
 # writes $N(d+1)$. We count what it actually touches and compare; the paper's own loop order
@@ -363,8 +368,9 @@ fig = plot_attention_memory(mem)
 plt.show()
 
 # %% [markdown]
-# The naive measurements grow about 16-fold for a 4-fold $N$ (the $N^2$ float64 scores plus a
-# temporary of the same size); the flash ones grow with $N$ only (the output and the row
+# The naive measurements grow close to $N^2$ for a 4-fold $N$ (one $N^2$ float64 score matrix,
+# which the softmax overwrites in place, plus arrays that grow only with $N$); the flash ones grow
+# with $N$ only (the output and the row
 # statistics). In the model for one BF16 head, the scores alone fill the whole H100 at the $N$
 # printed above, while FlashAttention's working set stays under a megabyte. On a GPU, PyTorch's
 # `scaled_dot_product_attention` can dispatch to a FlashAttention kernel; here we only say whether

@@ -159,14 +159,18 @@ fig = plot_training_memory(breakdowns, capacity_bytes=h100.mem_capacity,
 plt.show()
 
 # %% [markdown]
-# Offloading is not free: the optimizer state parked on the host must cross the host link every
-# step. For Llama 3 8B unsharded, at the H100's PCIe 5.0 x16 rate in one direction:
+# Offloading is not free. In ZeRO-Offload (Ren et al. 2021) the optimizer state stays in host
+# memory and the CPU runs the Adam update, so every step the 16-bit gradients cross the host link
+# down and the updated 16-bit weights cross it back up. For Llama 3 8B unsharded, at the H100's
+# PCIe 5.0 x16 rate in one direction:
 
 # %%
 offloaded = training_memory(llama8.params, offload_optimizer=True).host_bytes
 one_way = h100.host_link_bandwidth / 2
-print(f"{offloaded / 1e9:.0f} GB of optimizer state / {one_way / 1e9:.0f} GB/s = "
-      f"{offloaded / one_way:.2f} s per step to read it once")
+moved = 2 * llama8.params                     # 16-bit gradients down, 16-bit weights up
+print(f"{moved / 1e9:.0f} GB of gradients down and {moved / 1e9:.0f} GB of weights up at "
+      f"{one_way / 1e9:.0f} GB/s: {moved / one_way:.2f} s each way per step; the "
+      f"{offloaded / 1e9:.0f} GB of optimizer state never moves")
 
 # %% [markdown]
 # **Activations** are the other big term. Korthikanti et al. 2022 count, per layer of a GPT-style
@@ -209,8 +213,8 @@ plt.show()
 # %% [markdown]
 # A 16-token prompt is still memory-bound: prefill is compute-bound only once the prompt is longer
 # than the ridge point (in tokens, for 16-bit weights). Decode at batch 64 reuses each weight read
-# 64 times, yet it stays far left of the ridge, because each sequence's KV cache must be read too
-# and is used for only a few FLOP per byte.
+# 64 times, which is still far below the ridge point; the KV cache, read for only a few FLOP per
+# byte, pulls it further left (the printed intensity is below 64).
 #
 # ## 4. The KV cache: per token, per sequence
 #
@@ -312,6 +316,9 @@ cap = max_batch(llama8, h100, T)
 assert np.isinf(crossover_batch(llama8, h100, T))
 assert all(decode_step(llama8, h100, b, T).bound == "memory" for b in range(1, 4 * cap, 7))
 print(f"checked every 7th batch up to {4 * cap}: all memory-bound (the cache fits up to batch {cap})")
+t_never = next(t for t in range(0, 5000) if np.isinf(crossover_batch(llama8, h100, t)))
+print(f"from {t_never} tokens of context on, no batch size makes Llama 3 8B decode compute-bound here")
+assert np.isfinite(crossover_batch(llama8, h100, t_never - 1))
 curve_short = serving_curve(llama8, h100, 128, batches=2 ** np.arange(0, 13))
 fig = plot_decode_times(curve_short, title="Llama 3 8B, H100 SXM, BF16, context 128")
 plt.show()
@@ -430,7 +437,7 @@ assert step.t_memory_s > 100 * step.t_compute_s
 
 # %% [markdown]
 # - **"Batch enough and decode becomes compute-bound."** Only with short contexts; at 1024 tokens of
-#   Llama 3 8B's 16-bit cache it never does (section 5).
+#   Llama 3 8B's 16-bit cache it never does, nor beyond the few hundred tokens section 5 prints.
 # - **"4-bit weights make generation 4x faster."** At most about 4x at batch 1; at large batch the
 #   cache bytes, which weight quantization does not touch, take over (section 7).
 # - **"Serving cost follows peak FLOP/s."** The H200 has the H100's compute and more bandwidth:
@@ -458,6 +465,6 @@ assert np.isclose(gain, h200.mem_bandwidth / h100.mem_bandwidth, rtol=1e-6)
 # - KV cache per token $= 2 L n_{kv} d_{head} b$: linear in context and batch; GQA and MQA divide it
 #   by the group size.
 # - Decode turns compute-bound near the ridge point in batch only when the weights dominate the
-#   bytes; with long contexts it never does.
+#   bytes; for Llama 3 8B on an H100 it never does beyond a few hundred tokens of context.
 # - Cost per token = price / throughput: batching, fewer bytes (quantization, GQA) and more bandwidth
 #   lower it; peak FLOP/s alone does not.

@@ -23,8 +23,8 @@
 # 5. explain how a systolic array reuses operands, and place TPUs on the roofline beside GPUs.
 #
 # Lesson 03 followed a byte from registers out to HBM. This lesson continues outward: past HBM
-# the next tiers are other chips, the host and other machines, each roughly an order of
-# magnitude slower than the one before. Every hardware number comes from the cited catalog.
+# the next tiers are other chips, the host and other machines: HBM to NVLink and NVLink to PCIe
+# each cost close to an order of magnitude, and one InfiniBand port is about as slow as PCIe. Every hardware number comes from the cited catalog.
 
 # %%
 import numpy as np
@@ -84,7 +84,8 @@ assert np.isclose(ratio_t, ratio_bw, rtol=1e-3)          # at 14 GB the latency 
 fig = plot_link_times(links, grad_bytes, title="bf16 gradients of a 7 B model, moved once from one H100")
 
 # %% [markdown]
-# Each step down the hierarchy costs close to an order of magnitude. NVLink plus NVSwitch
+# The first two steps down cost close to an order of magnitude each; PCIe and one NDR port are
+# close to each other. NVLink plus NVSwitch
 # connect the eight GPUs of a node so that any pair talks at full NVLink speed; beyond the node,
 # traffic leaves through the NIC, and RDMA lets it go from one GPU's memory to another's
 # without a copy through the host CPU. The network tier is still nine times slower than NVLink.
@@ -185,15 +186,18 @@ assert np.isclose(est.comm_bytes["tensor"], traffic["tensor"]) and np.isclose(es
 
 # %% [markdown]
 # Tensor parallelism sends the most, and it sends in the middle of every layer, where nothing
-# else can run: it belongs on NVLink. The data-parallel all-reduce is the smallest and can run
-# while the backward pass computes earlier layers' gradients.
+# else can run: it belongs on NVLink. Pipeline traffic is the smallest; the data-parallel
+# all-reduce comes next, and it can run while the backward pass computes earlier layers' gradients.
 #
 # **When does communication hide?** Overlapped traffic costs nothing when it finishes before
 # the computation beside it: $Q/\beta \le F/(u\,\pi)$, that is
 #
 # $$ \frac{F}{Q} \ge \frac{u\,\pi}{\beta}: $$
 #
-# the roofline test again, with the link's bandwidth in place of HBM's. Tensor parallelism does
+# the roofline test again, with the link's bandwidth in place of HBM's. For data parallelism it
+# decides whether the traffic hides. Tensor parallelism cannot overlap (its all-reduces sit
+# between the layer's matmuls), so there the same ratio gives the exposed cost instead: when the
+# link's ratio is met, communication takes less time than the matmuls. Tensor parallelism does
 # $24Th^2/t$ FLOP per layer forward against $2 \cdot \frac{2(t-1)}{t} \cdot 2Th$ bytes, a ratio of
 # $3h/(t-1)$ whatever the batch. For data parallelism, a GPU holding $P_g$ parameters sends
 # $\frac{2(d-1)}{d} \cdot 2P_g$ bytes while its backward pass does $4P_g$ FLOP for each of the $T_r$
@@ -225,7 +229,7 @@ assert not comm_hidden(4 * params_per_gpu * 0.99 * tokens_min, traffic["data"], 
 # **Expert parallelism.** A mixture-of-experts layer sends each token's vector to its $k$
 # experts and back. For a model of width 4096, 32 MoE layers, top-2 routing over 8 expert
 # ranks and 16 Ki tokens per GPU, compare the all-to-all traffic with tensor parallelism of the
-# same width over 8 ranks. With top-2 routing the two send the same bytes, $k\frac{e-1}{e} = \frac{2(t-1)}{t}$,
+# same width over 8 ranks. With top-2 routing the two send the same bytes, $k\frac{e-1}{e} = \frac{2(t-1)}{t}$ (with $e = t$),
 # so expert parallelism wants NVLink as much as tensor parallelism does:
 
 # %%
@@ -400,8 +404,9 @@ explorer
 # %% [markdown]
 # ## Misconceptions
 #
-# - **"NVLink gives hundreds of GB/s per GPU."** (A seed text says so.) The H100's NVLink 4 is
-#   close to a terabyte per second both ways, and the B200's NVLink 5 is twice that:
+# - **"NVLink gives a GPU its full headline bandwidth in each direction."** The headline figure
+#   adds both directions together: one GPU sending while it receives gets half of it each way
+#   (section 1 halves it), and the B200's NVLink 5 doubles the H100's:
 
 # %%
 b200 = get_accelerator("B200")
@@ -465,7 +470,8 @@ assert pipeline_bubble_fraction(16, 8) > 2 * pipeline_bubble_fraction(4, 8)
 # ## Key points
 #
 # - Past HBM come NVLink (inside a node), PCIe (to the host) and the network (between nodes),
-#   each close to ten times slower: $t = \alpha + S/\beta$ with per-direction bandwidth.
+#   NVLink and PCIe each close to ten times slower than the tier above, the network about as slow
+#   as PCIe: $t = \alpha + S/\beta$ with per-direction bandwidth.
 # - A ring all-reduce sends $2(n-1)/n$ of the tensor per rank, as reduce-scatter plus
 #   all-gather; the simulation counts exactly that, chunk by chunk.
 # - Tensor parallelism is chatty and on the critical path: keep it on NVLink. Data-parallel
