@@ -159,6 +159,18 @@ def collective_bytes_per_rank(kind, nbytes, n_ranks) -> float:
     return steps * s / n_ranks
 
 
+def _link_parameters(link, bandwidth_bytes_per_s, latency_s) -> tuple[float, float]:
+    """(beta, alpha) from a :class:`Link`, or from a bandwidth and latency given directly."""
+    if link is not None:
+        if not isinstance(link, Link):
+            raise TypeError(f"link must be a course_lib.collectives.Link, got {type(link).__name__}")
+        bandwidth_bytes_per_s, latency_s = link.bandwidth_bytes_per_s, link.latency_s
+    if bandwidth_bytes_per_s is None:
+        raise TypeError("give link or bandwidth_bytes_per_s")
+    return (check_number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, min_value=0, allow_min=False),
+            check_number("latency_s", latency_s, min_value=0))
+
+
 def collective_time_s(kind, nbytes, n_ranks, link=None, *, bandwidth_bytes_per_s=None,
                       latency_s=0.0) -> float:
     """Alpha-beta time of a ring collective: steps * alpha + bytes_per_rank / beta.
@@ -166,16 +178,7 @@ def collective_time_s(kind, nbytes, n_ranks, link=None, *, bandwidth_bytes_per_s
     Give either a :class:`Link` or ``bandwidth_bytes_per_s`` (and optionally ``latency_s``).
     One rank (n = 1) communicates nothing and takes 0 s.
     """
-    if link is not None:
-        if not isinstance(link, Link):
-            raise TypeError(f"link must be a course_lib.collectives.Link, got {type(link).__name__}")
-        bw, alpha = link.bandwidth_bytes_per_s, link.latency_s
-    elif bandwidth_bytes_per_s is None:
-        raise TypeError("give link or bandwidth_bytes_per_s")
-    else:
-        bw, alpha = bandwidth_bytes_per_s, latency_s
-    bw = check_number("bandwidth_bytes_per_s", bw, min_value=0, allow_min=False)
-    alpha = check_number("latency_s", alpha, min_value=0)
+    bw, alpha = _link_parameters(link, bandwidth_bytes_per_s, latency_s)
     steps = collective_steps(kind, n_ranks)
     return steps * alpha + collective_bytes_per_rank(kind, nbytes, n_ranks) / bw
 
@@ -325,14 +328,7 @@ def simulated_time_s(trace: RingTrace, link=None, *, bandwidth_bytes_per_s=None,
     """Time of a traced ring run: every step waits for its slowest link, alpha + max bytes / beta."""
     if not isinstance(trace, RingTrace):
         raise TypeError(f"trace must be a RingTrace, got {type(trace).__name__}")
-    if link is not None:
-        if not isinstance(link, Link):
-            raise TypeError(f"link must be a course_lib.collectives.Link, got {type(link).__name__}")
-        bandwidth_bytes_per_s, latency_s = link.bandwidth_bytes_per_s, link.latency_s
-    if bandwidth_bytes_per_s is None:
-        raise TypeError("give link or bandwidth_bytes_per_s")
-    bw = check_number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, min_value=0, allow_min=False)
-    alpha = check_number("latency_s", latency_s, min_value=0)
+    bw, alpha = _link_parameters(link, bandwidth_bytes_per_s, latency_s)
     if trace.n_steps == 0:
         return 0.0
     return float(np.sum(alpha + trace.step_bytes.max(axis=1) / bw))

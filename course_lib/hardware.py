@@ -25,7 +25,11 @@ __all__ = [
     "get_accelerator",
     "list_accelerators",
     "bytes_per_element",
+    "SHARED_MEM_BYTES_PER_CLOCK_PER_SM",
 ]
+
+#: Shared memory serves 32 banks x 4 bytes per clock per SM (CUDA C++ Programming Guide).
+SHARED_MEM_BYTES_PER_CLOCK_PER_SM = 128
 
 #: Precision names the catalog understands, in the order the course shows them.
 PRECISIONS = ("fp64", "fp64_tensor", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4")
@@ -100,6 +104,13 @@ class Accelerator:
     def ridge_point(self, precision: str) -> float:
         """Machine balance in FLOP per byte of HBM traffic: peak / bandwidth."""
         return self.peak(precision) / self.mem_bandwidth
+
+    @property
+    def shared_mem_bandwidth(self) -> float | None:
+        """Derived, not published: 128 B/clock/SM x SMs x boost clock (NVIDIA parts with a clock)."""
+        if self.vendor != "NVIDIA" or not self.boost_clock_hz or not self.shared_mem_bytes_per_sm:
+            return None
+        return SHARED_MEM_BYTES_PER_CLOCK_PER_SM * self.sm_count * self.boost_clock_hz
 
     @property
     def registers_per_sm(self) -> int | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_array, check_choice, check_int, check_number
-from .hardware import Accelerator, get_accelerator
+from .hardware import SHARED_MEM_BYTES_PER_CLOCK_PER_SM, Accelerator, get_accelerator
 
 __all__ = [
     "SHARED_MEM_BYTES_PER_CLOCK_PER_SM",
@@ -57,7 +57,6 @@ __all__ = [
 #: Shared memory delivers one 4-byte word from each of its 32 banks per clock: 128 bytes/clock/SM.
 #: Source: NVIDIA CUDA C++ Programming Guide, "Shared Memory" under compute capabilities 5.x and
 #: later: "Shared memory has 32 banks ... Each bank has a bandwidth of 32 bits per clock cycle."
-SHARED_MEM_BYTES_PER_CLOCK_PER_SM = 128
 #: Banks of shared memory, and the width of one bank in bytes (same source).
 N_BANKS = 32
 BANK_BYTES = 4
@@ -109,13 +108,6 @@ def _register_bandwidth(acc: Accelerator) -> float | None:
     return fma_per_clock * _FMA_OPERANDS * _FP32_BYTES * acc.sm_count * acc.boost_clock_hz
 
 
-def _shared_bandwidth(acc: Accelerator) -> float | None:
-    """128 bytes per clock per SM x SMs x boost clock (NVIDIA parts with a known clock)."""
-    if acc.vendor != "NVIDIA" or not acc.boost_clock_hz or not acc.shared_mem_bytes_per_sm:
-        return None
-    return SHARED_MEM_BYTES_PER_CLOCK_PER_SM * acc.sm_count * acc.boost_clock_hz
-
-
 def memory_hierarchy(accelerator="H100 SXM") -> tuple[MemoryLevel, ...]:
     """The levels the catalog knows for ``accelerator``, fastest first.
 
@@ -142,7 +134,7 @@ def memory_hierarchy(accelerator="H100 SXM") -> tuple[MemoryLevel, ...]:
             "capacity: register file per SM x SMs; bandwidth derived: (FP32 FLOP/clock/SM / 2) FMA "
             "x 3 operands x 4 B x SMs x boost clock" if reg_bw is not None
             else "capacity: register file per SM x SMs; bandwidth not derivable (no clock)"))
-    smem_bw = _shared_bandwidth(acc)
+    smem_bw = acc.shared_mem_bandwidth
     smem_cap = acc.shared_mem_bytes_per_sm * acc.sm_count if acc.shared_mem_bytes_per_sm else None
     if smem_cap is not None:
         levels.append(MemoryLevel(

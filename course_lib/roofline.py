@@ -204,9 +204,8 @@ def hierarchical_ceilings(accelerator="H100 SXM", precision="bf16") -> list[Ceil
     acc = get_accelerator(accelerator)
     peak = acc.peak(precision)
     levels = []
-    if acc.boost_clock_hz and acc.shared_mem_bytes_per_sm and acc.kind == "gpu" and acc.vendor == "NVIDIA":
-        smem_bw = 128 * acc.sm_count * acc.boost_clock_hz
-        levels.append(("shared memory", smem_bw, "derived: 128 B/clock/SM x SMs x boost clock"))
+    if acc.shared_mem_bandwidth:
+        levels.append(("shared memory", acc.shared_mem_bandwidth, "derived: 128 B/clock/SM x SMs x boost clock"))
     levels.append((f"HBM ({acc.mem_type})", acc.mem_bandwidth, "catalog"))
     if acc.interconnect_bandwidth:
         levels.append((f"{acc.interconnect} (per direction)", acc.interconnect_bandwidth / 2, "catalog"))
