@@ -1,0 +1,621 @@
+"""Run a real ``@cuda.jit`` kernel on the CPU, one CUDA thread at a time, and record what it did.
+
+The kernel's Python source runs unchanged under numba's simulated ``cuda`` module (the same
+module ``NUMBA_ENABLE_CUDASIM`` uses), so ``cuda.grid``, ``cuda.threadIdx``, ``cuda.blockIdx``,
+``cuda.shared.array``, ``cuda.syncthreads`` and ``cuda.atomic`` behave as they do there. What
+differs is the executor:
+
+* **Deterministic.** numba's simulator starts one OS thread per CUDA thread and lets them race
+  for the interpreter lock. Here each CUDA thread is a greenlet, and the threads of a block run
+  one after another, in thread order, from one barrier to the next: a run is reproducible, and a
+  kernel that forgets ``syncthreads`` reads stale shared memory every time, not sometimes.
+* **Checked.** Every array index is checked against the array's shape before it is used: a
+  negative index never wraps around and an index past the end never reads a neighbour. The error
+  names the thread, the array, the index and the source line.
+* **Traced.** Each thread records the source lines it executed (a line stands in for an
+  instruction) and every global and shared-memory access: array, element, read or write or
+  atomic, and how many barriers the thread had passed. ``course_lib.kernels.profile`` turns that
+  record into per-warp counts; nothing here interprets it.
+* **Bounded.** A launch stops with a clear error past ``max_steps`` executed lines or
+  ``max_threads`` threads, so an endless loop or a huge grid cannot hang a notebook.
+
+Shared memory starts as NaN (floats) or a recognisable garbage value (integers), as real shared
+memory starts uninitialised: a kernel that reads before writing shows it in its output.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import linecache
+from operator import index as _index
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._validate import check_int
+
+__all__ = [
+    "KernelFault", "OutOfBoundsError", "KernelStepLimit", "KernelCrash",
+    "Launch", "Trace", "trace_launch", "python_function", "dim3",
+    "READ", "WRITE", "ATOMIC", "GLOBAL", "SHARED",
+    "MAX_THREADS", "MAX_STEPS",
+]
+
+READ, WRITE, ATOMIC = 0, 1, 2
+GLOBAL, SHARED = 0, 1
+#: A launch may run at most this many CUDA threads (a few seconds of CPU at most).
+MAX_THREADS = 1 << 16
+#: ... and execute at most this many kernel source lines over all its threads.
+MAX_STEPS = 4_000_000
+#: cudaMalloc returns addresses aligned to at least 256 bytes (CUDA C++ Programming Guide,
+#: "Device Memory Accesses"); the tracer places each global array on such a boundary.
+GLOBAL_ALIGN_BYTES = 256
+_INT_GARBAGE = 0x5A5A5A5A
+
+
+class KernelFault(Exception):
+    """A kernel did something a GPU would not allow or that the course refuses: it says what.
+
+    In a notebook it shows as its message alone, without a traceback into the course library.
+    """
+
+    def _render_traceback_(self):
+        return [f"{type(self).__name__}: {line}" if i == 0 else line
+                for i, line in enumerate(str(self).splitlines())]
+
+
+class OutOfBoundsError(KernelFault, IndexError):
+    """A thread indexed an array outside its shape (or with a negative or non-integer index)."""
+
+
+class KernelStepLimit(KernelFault):
+    """A launch ran more threads or more source lines than the course allows."""
+
+
+class KernelCrash(KernelFault):
+    """The kernel's own code raised an exception in one thread."""
+
+
+def dim3(name, value) -> tuple[int, int, int]:
+    """A grid or block shape as (x, y, z): an int, or a tuple of 1 to 3 positive ints."""
+    if isinstance(value, (list, tuple)):
+        if not 1 <= len(value) <= 3:
+            raise ValueError(f"{name} must have 1 to 3 dimensions (x, y, z), got {value!r}")
+        parts = [check_int(f"{name}[{i}]", v, min_value=1, max_value=1 << 31) for i, v in enumerate(value)]
+    else:
+        parts = [check_int(name, value, min_value=1, max_value=1 << 31)]
+    return tuple(parts + [1] * (3 - len(parts)))
+
+
+def python_function(kernel):
+    """The Python function behind a ``@cuda.jit`` kernel (simulated or real), or a plain function."""
+    for attr in ("py_func", "fn"):
+        fn = getattr(kernel, attr, None)
+        if inspect.isfunction(fn):
+            return fn
+    if inspect.isfunction(kernel):
+        return kernel
+    raise TypeError(f"kernel must be a function decorated with @cuda.jit, got "
+                    f"{type(kernel).__name__} {kernel!r}")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A launch configuration: grid and block as (x, y, z)."""
+
+    grid: tuple
+    block: tuple
+
+    @property
+    def threads_per_block(self) -> int:
+        return int(np.prod(self.block))
+
+    @property
+    def n_blocks(self) -> int:
+        return int(np.prod(self.grid))
+
+    @property
+    def n_threads(self) -> int:
+        return self.threads_per_block * self.n_blocks
+
+
+@dataclass(frozen=True)
+class ArrayInfo:
+    """One array the kernel touched: its name, space, shape, element size and base address."""
+
+    name: str
+    space: int            # GLOBAL or SHARED
+    shape: tuple
+    itemsize: int
+    base_bytes: int       # global: a 256-byte aligned address; shared: offset in the block's shared memory
+
+    @property
+    def space_name(self) -> str:
+        return "global" if self.space == GLOBAL else "shared"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Everything one launch did, as flat arrays (one row per access, one per executed line).
+
+    Threads are numbered ``tid = block_linear * threads_per_block + thread_linear`` with x
+    fastest, so a warp is 32 consecutive tids of one block (lanes in ``threadIdx.x`` order, as
+    on the GPU). Accesses: ``acc_tid``, ``acc_array`` (index into ``arrays``), ``acc_index``
+    (flat element), ``acc_kind`` (READ/WRITE/ATOMIC), ``acc_epoch`` (barriers the thread had
+    passed) and ``acc_event`` (which executed line of its thread made the access). Lines:
+    ``line_tid`` and ``line_no`` in execution order per thread; ``line_start[t]`` is where thread
+    t's lines begin. ``barriers[t]`` counts the syncthreads thread t passed.
+    """
+
+    kernel_name: str
+    launch: Launch
+    arrays: tuple
+    acc_tid: np.ndarray
+    acc_array: np.ndarray
+    acc_index: np.ndarray
+    acc_kind: np.ndarray
+    acc_epoch: np.ndarray
+    acc_event: np.ndarray
+    line_no: np.ndarray
+    line_start: np.ndarray
+    barriers: np.ndarray
+    source_lines: dict = field(repr=False, default_factory=dict)   # line number -> source text
+
+    @property
+    def n_threads(self) -> int:
+        return self.launch.n_threads
+
+    def thread_coords(self, tid: int) -> tuple[tuple, tuple]:
+        """(blockIdx, threadIdx) of thread ``tid``, each as (x, y, z)."""
+        tpb = self.launch.threads_per_block
+        b, t = divmod(int(tid), tpb)
+        return _unravel(b, self.launch.grid), _unravel(t, self.launch.block)
+
+    def describe_thread(self, tid: int) -> str:
+        b, t = self.thread_coords(tid)
+        return f"thread {_fmt(t)} of block {_fmt(b)}"
+
+    def line_text(self, line: int) -> str:
+        return self.source_lines.get(int(line), "").strip()
+
+    def block_of(self, tids) -> np.ndarray:
+        return np.asarray(tids) // self.launch.threads_per_block
+
+
+def _unravel(linear: int, shape: tuple) -> tuple:
+    x = linear % shape[0]
+    y = (linear // shape[0]) % shape[1]
+    z = linear // (shape[0] * shape[1])
+    return (x, y, z)
+
+
+def _fmt(coords: tuple) -> str:
+    dims = 1 if coords[1:] == (0, 0) else (2 if coords[2] == 0 else 3)
+    return "(" + ", ".join(str(c) for c in coords[:dims]) + ")" if dims > 1 else str(coords[0])
+
+
+# --------------------------------------------------------------------------------------------
+# The executor
+# --------------------------------------------------------------------------------------------
+
+class _Thread:
+    """One CUDA thread's coordinates and its record (plain lists: appends are cheapest)."""
+
+    __slots__ = ("tid", "blockIdx", "threadIdx", "thread_id", "lines", "acc", "epoch", "greenlet")
+
+    def __init__(self, tid, block_idx, thread_idx, thread_linear):
+        self.tid = tid
+        self.blockIdx = block_idx
+        self.threadIdx = thread_idx
+        self.thread_id = thread_linear
+        self.lines = []
+        self.acc = []          # (array id, flat index, kind, epoch, event)
+        self.epoch = 0
+        self.greenlet = None
+
+
+class _Run:
+    """State of the launch in progress (one at a time: the simulator's module swap is global)."""
+
+    def __init__(self, kernel_code, max_steps):
+        self.code = kernel_code
+        self.current: _Thread | None = None
+        self.steps = 0
+        self.max_steps = max_steps
+        self.arrays: list[ArrayInfo] = []
+        self.shared_offset = 0
+        self.aborting = False
+        self.runner = None
+
+
+_LOCK = threading.Lock()
+_RUN: _Run | None = None
+
+
+def _where(thread: _Thread) -> str:
+    t = (thread.threadIdx.x, thread.threadIdx.y, thread.threadIdx.z)
+    b = (thread.blockIdx.x, thread.blockIdx.y, thread.blockIdx.z)
+    return f"thread {_fmt(t)} of block {_fmt(b)}"
+
+
+def _line_note(thread: _Thread) -> str:
+    if not thread.lines or _RUN is None:
+        return ""
+    text = linecache.getline(_RUN.code.co_filename, thread.lines[-1]).strip()
+    return f" at line {thread.lines[-1]} ({text})" if text else f" at line {thread.lines[-1]}"
+
+
+class TracedArray:
+    """A global or shared array as a kernel sees it: element access checked and recorded."""
+
+    __slots__ = ("_data", "_view", "_aid", "_name", "shape", "ndim", "size", "dtype", "_strides")
+
+    def __init__(self, data: np.ndarray, aid: int, name: str):
+        self._data = data
+        # Elements are read and written through a flat view (the caller's array when contiguous).
+        self._view = data.reshape(-1) if data.flags.c_contiguous else None
+        self._aid = aid
+        self._name = name
+        self.shape = data.shape
+        self.ndim = data.ndim
+        self.size = data.size
+        self.dtype = data.dtype
+        strides, acc = [], 1
+        for dim in reversed(data.shape):
+            strides.append(acc)
+            acc *= dim
+        self._strides = tuple(reversed(strides))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"<{self._name}: traced array {self.shape} {self.dtype}>"
+
+    def _bad(self, idx, why):
+        run = _RUN
+        who = _where(run.current) + _line_note(run.current) if run and run.current else "a thread"
+        raise OutOfBoundsError(f"{who} indexed {self._name}[{_idx_text(idx)}]: {why}")
+
+    def _flat(self, idx) -> int:
+        """Flat element of ``idx`` after checking every coordinate (the hot path of the tracer)."""
+        shape = self.shape
+        if type(idx) is tuple:
+            if len(idx) != len(shape):
+                self._bad(idx, f"{self._name} has {self.ndim} dimension(s) {shape}; index it with "
+                               f"{self.ndim} integer(s), one element at a time")
+            flat = 0
+            for axis, i in enumerate(idx):
+                try:
+                    i = _index(i)
+                except TypeError:
+                    self._bad(idx, f"index {axis} is {type(i).__name__} {i!r}, not an integer "
+                                   f"(use // for integer division)")
+                if i < 0 or i >= shape[axis]:
+                    self._oob(idx, axis, i)
+                flat += i * self._strides[axis]
+            return flat
+        if len(shape) != 1:
+            self._bad(idx, f"{self._name} has {self.ndim} dimensions {shape}; index it with "
+                           f"{self.ndim} integers, one element at a time")
+        try:
+            i = _index(idx)
+        except TypeError:
+            self._bad(idx, f"the index is {type(idx).__name__} {idx!r}, not an integer "
+                           f"(use // for integer division)")
+        if i < 0 or i >= shape[0]:
+            self._oob(idx, 0, i)
+        return i
+
+    def _oob(self, idx, axis, i):
+        self._bad(idx, f"index {int(i)} is out of bounds for axis {axis} of size {self.shape[axis]}"
+                       + (" (negative indices do not wrap on a GPU)" if i < 0 else ""))
+
+    def _get(self, flat):
+        return self._view[flat] if self._view is not None else self._data[np.unravel_index(flat, self.shape)]
+
+    def _put(self, flat, value):
+        try:
+            if self._view is not None:
+                self._view[flat] = value
+            else:
+                self._data[np.unravel_index(flat, self.shape)] = value
+        except (TypeError, ValueError, OverflowError) as exc:
+            run = _RUN
+            who = _where(run.current) + _line_note(run.current) if run and run.current else "a thread"
+            raise KernelCrash(f"{who} stored {value!r} into {self._name} ({self.dtype}): {exc}") from None
+
+    def __getitem__(self, idx):
+        flat = self._flat(idx)
+        th = _RUN.current
+        if th is not None:
+            th.acc.append((self._aid, flat, READ, th.epoch, len(th.lines) - 1))
+        return self._get(flat)
+
+    def __setitem__(self, idx, value):
+        flat = self._flat(idx)
+        th = _RUN.current
+        if th is not None:
+            th.acc.append((self._aid, flat, WRITE, th.epoch, len(th.lines) - 1))
+        self._put(flat, value)
+
+    def _atomic(self, idx, op):
+        flat = self._flat(idx)
+        th = _RUN.current
+        if th is not None:
+            th.acc.append((self._aid, flat, ATOMIC, th.epoch, len(th.lines) - 1))
+        old = self._get(flat)
+        self._put(flat, op(old))
+        return old
+
+
+def _idx_text(idx) -> str:
+    if type(idx) is not tuple:
+        idx = (idx,)
+    return ", ".join(repr(int(i)) if isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+                     else repr(i) for i in idx)
+
+
+class _Atomic:
+    """``cuda.atomic`` on traced arrays: one indivisible read-modify-write, recorded as ATOMIC."""
+
+    @staticmethod
+    def _arr(array, op):
+        if not isinstance(array, TracedArray):
+            raise KernelCrash(f"cuda.atomic.{op} needs a global or shared array, got {type(array).__name__}")
+        return array
+
+    def add(self, array, index, val):
+        return self._arr(array, "add")._atomic(index, lambda old: old + val)
+
+    def sub(self, array, index, val):
+        return self._arr(array, "sub")._atomic(index, lambda old: old - val)
+
+    def max(self, array, index, val):
+        return self._arr(array, "max")._atomic(index, lambda old: max(old, val))
+
+    def min(self, array, index, val):
+        return self._arr(array, "min")._atomic(index, lambda old: min(old, val))
+
+    def exch(self, array, index, val):
+        return self._arr(array, "exch")._atomic(index, lambda old: val)
+
+    def cas(self, array, index, old_value, val):
+        return self._arr(array, "cas")._atomic(index, lambda old: val if old == old_value else old)
+
+
+class _Shared:
+    """``cuda.shared.array``: one allocation per call site per block, NaN-filled, traced."""
+
+    def __init__(self, run: _Run, block_label: str):
+        self._run = run
+        self._allocations = {}
+        self._label = block_label
+
+    def array(self, shape, dtype, alignment=None):
+        from numba.cuda.np import numpy_support
+        from numba.cuda import types
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        caller = sys._getframe(1)
+        key = (caller.f_code, caller.f_lineno)
+        found = self._allocations.get(key)
+        if found is not None:
+            return found
+        dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+        shape_t = tuple(check_int("cuda.shared.array shape", d, min_value=1, max_value=1 << 16) for d in dims)
+        data = np.empty(shape_t, dtype=np.dtype(dtype))
+        data.fill(np.nan if data.dtype.kind in "fc" else _INT_GARBAGE % (1 << (8 * data.itemsize - 1)))
+        run = self._run
+        name = _shared_name(caller, shape_t)
+        align = max(data.itemsize, 4)
+        base = -(-run.shared_offset // align) * align
+        run.shared_offset = base + data.nbytes
+        aid = _register(run, ArrayInfo(name, SHARED, data.shape, data.itemsize, base))
+        arr = TracedArray(data, aid, name)
+        self._allocations[key] = arr
+        return arr
+
+
+def _shared_name(frame, shape) -> str:
+    """The variable name on the allocating line (``tile = cuda.shared.array(...)`` -> 'tile')."""
+    try:
+        line = inspect.getframeinfo(frame).code_context[0]
+        left = line.split("=")[0].strip()
+        if left.isidentifier():
+            return left
+    except (TypeError, IndexError, OSError):
+        pass
+    return f"shared{list(shape)}"
+
+
+def _register(run: _Run, info: ArrayInfo) -> int:
+    # One id per (name, space, shape, base): each block's copy of a shared array reuses its id.
+    for i, existing in enumerate(run.arrays):
+        if existing == info:
+            return i
+    run.arrays.append(info)
+    return len(run.arrays) - 1
+
+
+def _fake_module(grid, block, run: _Run, shared: _Shared):
+    from numba.cuda.simulator.kernelapi import FakeCUDAModule
+
+    class _Module(FakeCUDAModule):
+        @property
+        def threadIdx(self):
+            return run.current.threadIdx
+
+        @property
+        def blockIdx(self):
+            return run.current.blockIdx
+
+        @property
+        def laneid(self):
+            return run.current.thread_id % 32
+
+        @property
+        def shared(self):
+            return shared
+
+        @property
+        def atomic(self):
+            return _ATOMIC
+
+        def syncthreads(self):
+            thread = run.current
+            thread.epoch += 1
+            run.runner.switch("barrier")
+
+        def syncthreads_count(self, val):
+            raise KernelCrash("cuda.syncthreads_count is not supported by the course tracer; "
+                              "use cuda.syncthreads and a shared counter")
+
+        syncthreads_and = syncthreads_or = syncthreads_count
+
+    return _Module(grid, block, 0)
+
+
+_ATOMIC = _Atomic()
+
+
+def _tracer(frame, event, arg):
+    run = _RUN
+    if run is not None and frame.f_code is run.code:
+        return _line_tracer
+    return None
+
+
+def _line_tracer(frame, event, arg):
+    if event == "line":
+        run = _RUN
+        if run is None or run.aborting or run.current is None:
+            return None
+        run.current.lines.append(frame.f_lineno)
+        run.steps += 1
+        if run.steps > run.max_steps:
+            raise KernelStepLimit(
+                f"the launch ran more than {run.max_steps:,} kernel lines (stopped in "
+                f"{_where(run.current)}): an endless loop, or a launch too big for the simulator. "
+                f"Check each loop's exit condition, or launch on smaller data.")
+    return _line_tracer
+
+
+def trace_launch(kernel, grid, block, *args, names=None, max_steps=MAX_STEPS,
+                 max_threads=MAX_THREADS) -> Trace:
+    """Run ``kernel[grid, block](*args)`` on the traced executor; NumPy array arguments are
+    updated in place, as numba's simulator does. Returns the :class:`Trace`.
+
+    ``names`` (optional) names the array arguments in messages; by default the kernel's
+    parameter names are used. Raises :class:`OutOfBoundsError`, :class:`KernelCrash` (naming
+    the thread whose code raised) or :class:`KernelStepLimit`.
+    """
+    from greenlet import greenlet, getcurrent
+    from numba.cuda.simulator.kernelapi import Dim3, swapped_cuda_module
+
+    global _RUN
+    fn = python_function(kernel)
+    launch = Launch(dim3("grid", grid), dim3("block", block))
+    check_int("max_steps", max_steps, min_value=1, max_value=50 * MAX_STEPS)
+    check_int("max_threads", max_threads, min_value=1, max_value=1 << 20)
+    if launch.threads_per_block > 1024:
+        raise ValueError(f"block = {block} has {launch.threads_per_block} threads; CUDA allows at "
+                         f"most 1024 threads per block")
+    if launch.n_threads > max_threads:
+        raise KernelStepLimit(f"grid {grid} x block {block} is {launch.n_threads:,} threads; the "
+                              f"simulator runs at most {max_threads:,} (about 20 us each): launch "
+                              f"on smaller data")
+    params = list(inspect.signature(fn).parameters)
+    if len(args) != len(params):
+        raise TypeError(f"{fn.__name__} takes {len(params)} argument(s) ({', '.join(params)}), "
+                        f"got {len(args)}")
+    arg_names = list(names) if names is not None else params
+
+    if not _LOCK.acquire(blocking=False):
+        raise RuntimeError("another kernel launch is being traced; launches run one at a time")
+    run = _Run(fn.__code__, max_steps)
+    try:
+        _RUN = run
+        kernel_args, base = [], 0
+        for name, a in zip(arg_names, args):
+            if isinstance(a, np.ndarray) and a.ndim > 0:
+                aid = _register(run, ArrayInfo(name, GLOBAL, a.shape, a.itemsize, base))
+                base += -(-max(a.nbytes, 1) // GLOBAL_ALIGN_BYTES) * GLOBAL_ALIGN_BYTES
+                kernel_args.append(TracedArray(a, aid, name))
+            else:
+                kernel_args.append(a)
+        threads = _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_cuda_module)
+    finally:
+        run.aborting = True
+        _RUN = None
+        _LOCK.release()
+    return _collect(fn, launch, run, threads)
+
+
+def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_cuda_module):
+    gx, gy, gz = launch.grid
+    bx, by, bz = launch.block
+    tpb = launch.threads_per_block
+    threads = []
+    old_trace = sys.gettrace()
+    run.runner = getcurrent()
+    sys.settrace(_tracer)
+    try:
+        for b_lin, (bzi, byi, bxi) in enumerate(itertools.product(range(gz), range(gy), range(gx))):
+            block_idx = Dim3(bxi, byi, bzi)
+            shared = _Shared(run, str(b_lin))
+            module = _fake_module(launch.grid, launch.block, run, shared)
+            block_threads = []
+            for t_lin, (tzi, tyi, txi) in enumerate(itertools.product(range(bz), range(by), range(bx))):
+                th = _Thread(b_lin * tpb + t_lin, block_idx, Dim3(txi, tyi, tzi), t_lin)
+                th.greenlet = greenlet(lambda: fn(*kernel_args), parent=run.runner)
+                block_threads.append(th)
+            threads.extend(block_threads)
+            with swapped_cuda_module(fn, module):
+                live = block_threads
+                while live:
+                    waiting = []
+                    for th in live:
+                        run.current = th
+                        try:
+                            th.greenlet.switch()
+                        except KernelFault:
+                            raise
+                        except Exception as exc:
+                            raise KernelCrash(f"{_where(th)}{_line_note(th)} raised "
+                                              f"{type(exc).__name__}: {exc}") from exc
+                        finally:
+                            run.current = None
+                        if not th.greenlet.dead:
+                            waiting.append(th)
+                    live = waiting
+    finally:
+        sys.settrace(old_trace)
+    return threads
+
+
+def _collect(fn, launch, run, threads) -> Trace:
+    n_acc = sum(len(t.acc) for t in threads)
+    acc = np.empty((n_acc, 6), dtype=np.int64)
+    pos = 0
+    for t in threads:
+        if t.acc:
+            block = np.asarray(t.acc, dtype=np.int64)
+            acc[pos:pos + len(block), 0] = t.tid
+            acc[pos:pos + len(block), 1:] = block
+            pos += len(block)
+    counts = np.array([len(t.lines) for t in threads], dtype=np.int64)
+    line_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    line_no = np.fromiter(itertools.chain.from_iterable(t.lines for t in threads),
+                          dtype=np.int64, count=int(line_start[-1]))
+    try:
+        src, first = inspect.getsourcelines(fn)
+        source = {first + i: s.rstrip("\n") for i, s in enumerate(src)}
+    except (OSError, TypeError):
+        source = {}
+    return Trace(fn.__name__, launch, tuple(run.arrays),
+                 acc[:, 0], acc[:, 1], acc[:, 2], acc[:, 3], acc[:, 4], acc[:, 5],
+                 line_no, line_start, np.array([t.epoch for t in threads], dtype=np.int64), source)

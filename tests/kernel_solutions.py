@@ -1,0 +1,222 @@
+"""Reference kernels for every lesson-09 task, and deliberately broken variants.
+
+Shared by tests/test_kernels.py and tools/bench_kernels.py. Each good kernel passes
+``check_kernel``; each broken one fails it for the reason in its name.
+"""
+
+import math
+
+import numpy as np
+
+from course_lib.kernels import cuda
+from course_lib.kernels.tasks import BLOCK, TILE, TILE_T
+
+# ----------------------------------------------------------------------------- good kernels
+
+
+@cuda.jit
+def map_kernel(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 10 * a[i] + 1
+
+
+@cuda.jit
+def zip_kernel(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def map2d_kernel(a, out):
+    c, r = cuda.grid(2)
+    if r < a.shape[0] and c < a.shape[1]:
+        out[r, c] = a[r, c] + 1
+
+
+@cuda.jit
+def outer_kernel(a, b, out):
+    c, r = cuda.grid(2)
+    if r < out.shape[0] and c < out.shape[1]:
+        out[r, c] = a[r] * b[c]
+
+
+@cuda.jit
+def block_sum_kernel(a, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+@cuda.jit
+def dot_kernel(a, b, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] * b[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, s[0])
+
+
+@cuda.jit
+def copy_kernel(a, out):
+    c, r = cuda.grid(2)
+    if r < a.shape[0] and c < a.shape[1]:
+        out[r, c] = a[r, c]
+
+
+@cuda.jit
+def transpose_kernel(a, out):
+    tile = cuda.shared.array((TILE_T, TILE_T), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * TILE_T + tx
+    r = cuda.blockIdx.y * TILE_T + ty
+    if r < a.shape[0] and c < a.shape[1]:
+        tile[ty, tx] = a[r, c]
+    cuda.syncthreads()
+    oc = cuda.blockIdx.y * TILE_T + tx          # output column = input row
+    orow = cuda.blockIdx.x * TILE_T + ty        # output row = input column
+    if orow < out.shape[0] and oc < out.shape[1]:
+        out[orow, oc] = tile[tx, ty]
+
+
+@cuda.jit
+def transpose_padded_kernel(a, out):
+    tile = cuda.shared.array((TILE_T, TILE_T + 1), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * TILE_T + tx
+    r = cuda.blockIdx.y * TILE_T + ty
+    if r < a.shape[0] and c < a.shape[1]:
+        tile[ty, tx] = a[r, c]
+    cuda.syncthreads()
+    oc = cuda.blockIdx.y * TILE_T + tx
+    orow = cuda.blockIdx.x * TILE_T + ty
+    if orow < out.shape[0] and oc < out.shape[1]:
+        out[orow, oc] = tile[tx, ty]
+
+
+@cuda.jit
+def matmul_kernel(a, b, out):
+    j, i = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        acc = 0.0
+        for p in range(a.shape[1]):
+            acc += a[i, p] * b[p, j]
+        out[i, j] = acc
+
+
+@cuda.jit
+def matmul_tiled_kernel(a, b, out):
+    sa = cuda.shared.array((TILE, TILE), np.float32)
+    sb = cuda.shared.array((TILE, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    j = cuda.blockIdx.x * TILE + tx
+    i = cuda.blockIdx.y * TILE + ty
+    acc = 0.0
+    for t0 in range(0, a.shape[1], TILE):
+        sa[ty, tx] = a[i, t0 + tx] if i < a.shape[0] and t0 + tx < a.shape[1] else 0.0
+        sb[ty, tx] = b[t0 + ty, j] if t0 + ty < b.shape[0] and j < b.shape[1] else 0.0
+        cuda.syncthreads()
+        for p in range(TILE):
+            acc += sa[ty, p] * sb[p, tx]
+        cuda.syncthreads()
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = acc
+
+
+@cuda.jit
+def softmax_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    m = -math.inf
+    for c in range(t, cols, BLOCK):
+        m = max(m, x[r, c])
+    s[t] = m
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] = max(s[t], s[t + stride])
+        cuda.syncthreads()
+        stride //= 2
+    m = s[0]
+    cuda.syncthreads()
+    total = 0.0
+    for c in range(t, cols, BLOCK):
+        total += math.exp(x[r, c] - m)
+    s[t] = total
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    total = s[0]
+    for c in range(t, cols, BLOCK):
+        out[r, c] = math.exp(x[r, c] - m) / total
+
+
+@cuda.jit
+def online_softmax_kernel(x, out):
+    sm = cuda.shared.array(BLOCK, np.float32)
+    ss = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    m = -math.inf
+    total = 0.0
+    for c in range(t, cols, BLOCK):
+        v = x[r, c]
+        if v > m:
+            total = total * math.exp(m - v) + 1.0
+            m = v
+        else:
+            total += math.exp(v - m)
+    sm[t] = m
+    ss[t] = total
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            m1, m2 = sm[t], sm[t + stride]
+            mm = max(m1, m2)
+            s1 = ss[t] * math.exp(m1 - mm) if m1 > -math.inf else 0.0
+            s2 = ss[t + stride] * math.exp(m2 - mm) if m2 > -math.inf else 0.0
+            sm[t] = mm
+            ss[t] = s1 + s2
+        cuda.syncthreads()
+        stride //= 2
+    m = sm[0]
+    total = ss[0]
+    for c in range(t, cols, BLOCK):
+        out[r, c] = math.exp(x[r, c] - m) / total
+
+
+GOOD = {
+    "map": map_kernel, "zip": zip_kernel, "map2d": map2d_kernel, "outer": outer_kernel,
+    "block_sum": block_sum_kernel, "dot": dot_kernel, "copy": copy_kernel,
+    "transpose": transpose_kernel, "transpose_padded": transpose_padded_kernel,
+    "matmul": matmul_kernel, "matmul_tiled": matmul_tiled_kernel,
+    "softmax": softmax_kernel, "online_softmax": online_softmax_kernel,
+}
