@@ -43,7 +43,8 @@ from .trace import ATOMIC, GLOBAL, READ, SHARED, WRITE, Trace
 
 __all__ = [
     "WARP_SIZE", "Problem", "MemoryInstruction", "LineStats", "KernelProfile",
-    "profile_trace", "warp_lane_timeline", "Prediction", "predict_time", "ASSUMED_REGISTERS",
+    "profile_trace", "warp_lane_timeline", "WarpAccess", "warp_access", "Prediction", "predict_time",
+    "ASSUMED_REGISTERS",
 ]
 
 WARP_SIZE = 32
@@ -653,3 +654,60 @@ def predict_time(flops, bytes_moved, accelerator="H100 SXM", precision="fp32",
             except LaunchError as exc:
                 limiter = f"cannot launch: {exc}"
     return Prediction(acc.name, flops, bytes_moved, acc.peak(precision), acc.mem_bandwidth, occ, limiter)
+
+
+# --------------------------------------------------------------------------------------------
+# One warp's access on one source line (for the sector and bank pictures)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class WarpAccess:
+    """The first request a warp made on one source line for one array: each lane's byte address.
+
+    ``addresses[lane]`` is -1 for a lane that made no access in that request. ``space`` is
+    'global' (addresses from a 256-byte aligned base) or 'shared' (offsets in the block's shared
+    memory, so ``address // 4 % 32`` is the bank).
+    """
+
+    line: int
+    array: str
+    space: str
+    op: str
+    itemsize: int
+    addresses: np.ndarray
+
+    @property
+    def active(self) -> np.ndarray:
+        return self.addresses >= 0
+
+
+def warp_access(trace: Trace, line: int, warp: int = 0, array: str | None = None) -> WarpAccess:
+    """The addresses warp ``warp`` used on source line ``line`` (first execution, first access,
+    or the first access to ``array``). A clear error when that warp made no access there."""
+    line = check_int("line", line, min_value=1)
+    n_warps = trace.launch.n_blocks * -(-trace.launch.threads_per_block // WARP_SIZE)
+    warp = check_int("warp", warp, min_value=0, max_value=n_warps - 1)
+    event = trace.line_start[trace.acc_tid] + np.maximum(trace.acc_event, 0)
+    lines_of_acc = trace.line_no[event] if trace.acc_tid.size else np.zeros(0, np.int64)
+    sel = (lines_of_acc == line) & (_warp_ids(trace, trace.acc_tid) == warp)
+    if array is not None:
+        names = np.array([a.name for a in trace.arrays])
+        sel &= names[trace.acc_array] == array
+    hits = np.nonzero(sel)[0]
+    if hits.size == 0:
+        used = sorted({int(x) for x in lines_of_acc[_warp_ids(trace, trace.acc_tid) == warp]})
+        raise ValueError(f"warp {warp} made no memory access on line {line}"
+                         + (f" to {array!r}" if array else "") + f"; its accesses are on lines {used}")
+    first = hits[0]
+    aid, kind = trace.acc_array[first], trace.acc_kind[first]
+    tpb = trace.launch.threads_per_block
+    lane_of = (trace.acc_tid % tpb) % WARP_SIZE
+    info = trace.arrays[int(aid)]
+    addresses = np.full(WARP_SIZE, -1, np.int64)
+    same = hits[(trace.acc_array[hits] == aid) & (trace.acc_kind[hits] == kind)]
+    for i in same:                       # the first such access of each lane
+        lane = int(lane_of[i])
+        if addresses[lane] < 0:
+            addresses[lane] = info.base_bytes + int(trace.acc_index[i]) * info.itemsize
+    return WarpAccess(line, info.name, info.space_name, {READ: "load", WRITE: "store", ATOMIC: "atomic"}[int(kind)],
+                      info.itemsize, addresses)

@@ -1,0 +1,92 @@
+"""Draw what a real kernel's warps did: lanes over time, and the sectors or banks one access touched."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import new_axes
+
+__all__ = ["plot_warp_lanes", "plot_warp_access", "plot_design_times"]
+
+
+def plot_warp_lanes(trace, warp: int = 0, ax=None, title: str | None = None):
+    """Lesson 02's picture for a real kernel: which lanes of one warp ran each issued line."""
+    from ..kernels.profile import warp_lane_timeline
+    lines, mask = warp_lane_timeline(trace, warp)
+    fig, ax = new_axes(ax, figsize=(7.5, 3.4))
+    ax.imshow(mask.T, aspect="auto", cmap="Greys", vmin=0, vmax=1.6, interpolation="nearest", origin="lower")
+    ax.set_xlabel("issued instruction (one kernel source line each), labelled by line number")
+    ax.set_ylabel("lane")
+    steps = mask.shape[0]
+    every = max(1, -(-steps // 40))
+    ax.set_xticks(range(0, steps, every))
+    ax.set_xticklabels([str(int(x)) for x in lines[::every]], fontsize=7, rotation=90)
+    ax.set_yticks([0, 8, 16, 24, 31])
+    busy = mask.sum() / mask.size if mask.size else 0.0
+    ax.set_title(title or f"{trace.kernel_name}, warp {warp}: {steps} instructions issued, "
+                          f"{100 * busy:.0f}% of lane-slots active", fontsize=10)
+    ax.grid(False)
+    return fig
+
+
+def plot_warp_access(trace, line: int, warp: int = 0, array: str | None = None, ax=None,
+                     title: str | None = None):
+    """Global access: each lane's bytes and the 32-byte sectors moved (lesson 02's picture).
+    Shared access: each lane's bank, with the most-loaded bank marked (lesson 03's rule)."""
+    from ..kernels.profile import warp_access
+    from ..memory import BANK_BYTES, N_BANKS, conflict_degree
+    from ..simt import coalescing
+    acc = warp_access(trace, line, warp, array)
+    act = acc.active
+    if acc.space == "global":
+        from .simt import plot_coalescing
+        result = coalescing(acc.addresses[act], acc.itemsize)
+        return plot_coalescing(result, ax=ax, title=title or (
+            f"line {line}, {acc.array} {acc.op}: {result.n_sectors} sectors, "
+            f"{100 * result.efficiency:.0f}% of moved bytes used"))
+    fig, ax = new_axes(ax, figsize=(7.5, 3.4))
+    lanes = np.nonzero(act)[0]
+    words = acc.addresses[act] // BANK_BYTES
+    banks = words % N_BANKS
+    degree = conflict_degree(acc.addresses[act])
+    load = np.zeros(N_BANKS, np.int64)
+    for b in range(N_BANKS):
+        load[b] = np.unique(words[banks == b]).size
+    if degree > 1:                          # shade the banks that serialise the request
+        worst = np.nonzero(load == degree)[0]
+        ax.bar(worst, 32, bottom=-0.5, width=0.9, color="#fdae6b", alpha=0.5, lw=0,
+               label=f"bank serving {degree} different words")
+    ax.scatter(banks, lanes, s=14, color="#08519c", zorder=3, label="lane's word")
+    ax.set_xlim(-0.7, N_BANKS - 0.3)
+    ax.set_ylim(-0.5, 31.5)
+    ax.set_xticks(range(0, N_BANKS, 4))
+    ax.set_yticks([0, 8, 16, 24, 31])
+    ax.set_xlabel("shared-memory bank (4-byte word mod 32)")
+    ax.set_ylabel("lane")
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    ax.set_title(title or f"line {line}, {acc.array} {acc.op}: {degree}-way conflict "
+                          f"({degree} pass{'es' if degree > 1 else ''} through the banks)", fontsize=10)
+    return fig
+
+
+def plot_design_times(points, selected: str | None = None, ax=None, title: str | None = None):
+    """Predicted time of each kernel design (log scale), the selected one highlighted."""
+    fig, ax = new_axes(ax, figsize=(7.5, 3.6))
+    names = [p.design for p in points]
+    times = np.array([p.prediction.t_s * 1e6 for p in points])
+    colors = ["#e6550d" if n == selected else "#6baed6" for n in names]
+    y = np.arange(len(points))
+    ax.barh(y, times, color=colors)
+    ax.set_yticks(y)
+    ax.set_yticklabels(names, fontsize=9)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    lo, hi = times.min(), times.max()
+    ax.set_xlim(lo / 2, hi * 6)
+    for i, p in enumerate(points):
+        occ = "n/a" if p.prediction.occupancy is None else f"{100 * p.prediction.occupancy:.0f}%"
+        ax.annotate(f"{times[i]:.3g} us, {p.prediction.bound}, occ. {occ}", (times[i], i),
+                    textcoords="offset points", xytext=(3, -3), fontsize=8)
+    ax.set_xlabel("predicted time (us, log scale): max(FLOP / FP32 peak, bytes / bandwidth)")
+    ax.set_title(title or "kernel designs on one accelerator", fontsize=10)
+    return fig
