@@ -69,7 +69,8 @@ def bench_import() -> dict:
 EXPLORERS = [("roofline", "roofline_explorer"), ("latency", "latency_hiding_explorer"),
              ("latency", "occupancy_explorer"), ("simt", "simt_explorer"), ("memory", "cache_explorer"),
              ("memory", "pipeline_explorer"), ("formats", "number_explorer"), ("tiling", "tiling_explorer"),
-             ("economics", "serving_explorer"), ("parallelism", "parallelism_explorer")]
+             ("economics", "serving_explorer"), ("parallelism", "parallelism_explorer"),
+             ("kernels", "kernel_explorer")]
 
 
 def _next_value(control, i):

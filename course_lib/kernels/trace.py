@@ -31,6 +31,7 @@ import linecache
 from operator import index as _index
 import sys
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,15 +42,18 @@ __all__ = [
     "KernelFault", "OutOfBoundsError", "KernelStepLimit", "KernelCrash",
     "Launch", "Trace", "trace_launch", "python_function", "dim3",
     "READ", "WRITE", "ATOMIC", "GLOBAL", "SHARED",
-    "MAX_THREADS", "MAX_STEPS",
+    "MAX_THREADS", "MAX_STEPS", "MAX_THREAD_STEPS",
 ]
 
 READ, WRITE, ATOMIC = 0, 1, 2
 GLOBAL, SHARED = 0, 1
 #: A launch may run at most this many CUDA threads (a few seconds of CPU at most).
 MAX_THREADS = 1 << 16
-#: ... and execute at most this many kernel source lines over all its threads.
-MAX_STEPS = 4_000_000
+#: ... and execute at most this many kernel source lines over all its threads (about 3 s) ...
+MAX_STEPS = 1_000_000
+#: ... and at most this many in any one thread: the lab's threads run a few hundred lines, so a
+#: thread past this is in an endless loop, and is stopped in well under a second.
+MAX_THREAD_STEPS = 50_000
 #: cudaMalloc returns addresses aligned to at least 256 bytes (CUDA C++ Programming Guide,
 #: "Device Memory Accesses"); the tracer places each global array on such a boundary.
 GLOBAL_ALIGN_BYTES = 256
@@ -494,13 +498,17 @@ def _line_tracer(frame, event, arg):
         run = _RUN
         if run is None or run.aborting or run.current is None:
             return None
-        run.current.lines.append(frame.f_lineno)
+        lines = run.current.lines
+        lines.append(frame.f_lineno)
         run.steps += 1
+        if len(lines) > MAX_THREAD_STEPS:
+            raise KernelStepLimit(
+                f"{_where(run.current)} ran more than {MAX_THREAD_STEPS:,} kernel lines, the last one "
+                f"line {frame.f_lineno}: an endless loop? Check that loop's exit condition.")
         if run.steps > run.max_steps:
             raise KernelStepLimit(
                 f"the launch ran more than {run.max_steps:,} kernel lines (stopped in "
-                f"{_where(run.current)}): an endless loop, or a launch too big for the simulator. "
-                f"Check each loop's exit condition, or launch on smaller data.")
+                f"{_where(run.current)}): a launch too big for the simulator. Launch on smaller data.")
     return _line_tracer
 
 
@@ -574,7 +582,7 @@ def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_c
                 th.greenlet = greenlet(lambda: fn(*kernel_args), parent=run.runner)
                 block_threads.append(th)
             threads.extend(block_threads)
-            with swapped_cuda_module(fn, module):
+            with swapped_cuda_module(fn, module), _device_function_context(module):
                 live = block_threads
                 while live:
                     waiting = []
@@ -595,6 +603,18 @@ def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_c
     finally:
         sys.settrace(old_trace)
     return threads
+
+
+@contextmanager
+def _device_function_context(module):
+    """Let ``@cuda.jit(device=True)`` helpers called by the kernel see the same simulated ``cuda``."""
+    from numba.cuda.simulator import kernel as simulated
+    saved = simulated._kernel_context
+    simulated._kernel_context = module
+    try:
+        yield
+    finally:
+        simulated._kernel_context = saved
 
 
 def _collect(fn, launch, run, threads) -> Trace:
