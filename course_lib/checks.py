@@ -5,7 +5,8 @@
     hint("04.1")                # the first hint; hint("04.1", 2) the next one
 
 Each lesson registers its exercises in ``course_lib/exercise_checks/ex_NN.py`` as a list
-``EXERCISES`` of :class:`ValueExercise`, :class:`ChoiceExercise` and :class:`FunctionExercise`.
+``EXERCISES`` of :class:`ValueExercise`, :class:`ChoiceExercise`, :class:`FunctionExercise` and
+:class:`KernelExercise` (a ``@cuda.jit`` kernel, run by the kernel lab's tracer).
 The expected answers are callables, computed from ``course_lib`` only when a check runs, so no
 answer is typed anywhere and importing this module computes nothing.
 
@@ -13,6 +14,7 @@ A wrong answer raises :class:`ExerciseError` (an ``AssertionError``, so nbgrader
 cell as failed). Its message quotes the learner's value, the form the answer should take and the
 first hint, never the expected value. A function exercise runs the learner's function on random,
 asymmetric inputs whose sizes no block size divides, and names the first input it gets wrong.
+In a notebook the error shows as its message alone, without a traceback: it is feedback.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import copy
 import difflib
 import functools
 import importlib
+import inspect
 import math
 import numbers
 import pkgutil
@@ -36,6 +39,7 @@ __all__ = [
     "ValueExercise",
     "ChoiceExercise",
     "FunctionExercise",
+    "KernelExercise",
     "check",
     "hint",
     "get_exercise",
@@ -48,7 +52,15 @@ _CHECKS_PACKAGE = "course_lib.exercise_checks"
 
 
 class ExerciseError(AssertionError):
-    """An answer that does not pass its check (an AssertionError, so graders count it as failed)."""
+    """An answer that does not pass its check (an AssertionError, so graders count it as failed).
+
+    IPython shows it through ``_render_traceback_``: the message alone, no traceback into the
+    course library (the cell still fails, and nbgrader still sees the error).
+    """
+
+    def _render_traceback_(self):
+        lines = str(self).splitlines() or [""]
+        return [f"{type(self).__name__}: {lines[0]}"] + lines[1:]
 
 
 # --------------------------------------------------------------------------------------------
@@ -243,7 +255,95 @@ class FunctionExercise:
         return f"{self.id}: correct on all {len(cases)} test inputs."
 
 
-Exercise = ValueExercise | ChoiceExercise | FunctionExercise
+@dataclass(frozen=True)
+class KernelExercise:
+    """An exercise whose answer is a ``@cuda.jit`` kernel for one task of the kernel lab.
+
+    ``task`` names a :data:`course_lib.kernels.tasks.TASKS` entry, which holds the data, the
+    launch, the NumPy reference and the cost targets. The check runs the kernel on the course's
+    traced executor (``check_kernel``) on ``cases`` random sizes that no block size divides:
+    no fault, no race, every element right, every cost target met. An undecorated Python
+    function is accepted too (the tracer runs the Python source either way); the success line
+    then says to decorate it. ``course_lib.kernels`` (and numba) is imported only when a check
+    runs, so importing this module stays cheap.
+    """
+
+    id: str
+    task: str
+    form: str = ""
+    hints: tuple = ()
+    cases: int = 2
+
+    def __post_init__(self):
+        _validate_common("KernelExercise", self)
+        if not isinstance(self.task, str) or not self.task.strip():
+            raise TypeError(f"KernelExercise {self.id}: task must name a kernel-lab task, got {self.task!r}")
+        if isinstance(self.cases, bool) or not isinstance(self.cases, int) or not 1 <= self.cases <= 5:
+            raise ValueError(f"KernelExercise {self.id}: cases must be an int from 1 to 5, got {self.cases!r}")
+
+    def check(self, answer) -> str:
+        __tracebackhide__ = True
+        fn, decorated = _kernel_function(self, answer)
+        from course_lib.kernels.tasks import TASKS, KernelCheckError, check_kernel   # numba: only now
+        task = TASKS.get(self.task)
+        if task is None:
+            raise RuntimeError(f"exercise {self.id} is misconfigured: no kernel task {self.task!r}")
+        params = list(inspect.signature(fn).parameters)
+        if len(params) != len(task.params):
+            raise ExerciseError(_failure(
+                self, f"your kernel {fn.__name__}({', '.join(params)}) takes {len(params)} "
+                      f"parameter(s), but the launch passes {len(task.params)}: {task.signature}"))
+        try:
+            runs = check_kernel(task, fn, cases=self.cases)
+        except KernelCheckError as exc:
+            first, *rest = str(exc).splitlines()
+            head, tail = _failure(self, first.rstrip(".")).split("\n", 1)
+            raise ExerciseError("\n".join([head, *rest, tail])) from None
+        except NotImplementedError as exc:
+            # An untouched stub passes through the tracer unchanged and reads as one: the same
+            # exception, its traceback starting at the kernel's own line, not in the tracer.
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_frame.f_code is not fn.__code__:
+                tb = tb.tb_next
+            raise exc.with_traceback(tb or exc.__traceback__)
+        sizes = " | ".join(", ".join(f"{k}={v}" for k, v in run.sizes.items()) for run in runs)
+        met = []
+        for target in task.targets:
+            values = []
+            for run in runs:
+                _, got, limit = target.evaluate(run.profile, run.sizes)
+                values.append(f"{_metric_text(target.metric, got)} {'>=' if target.at_least else '<='} "
+                              f"{_metric_text(target.metric, limit)}")
+            met.append(f"{target.what}: {' | '.join(values)}")
+        note = "" if decorated else "; decorate it with @cuda.jit to launch it"
+        return (f"{self.id}: correct and safe on {len(runs)} random sizes ({sizes}); "
+                f"cost targets met: {'; '.join(met)}{note}.")
+
+
+def _kernel_function(ex, answer):
+    """The Python function of a ``@cuda.jit`` kernel (real or simulated) or a plain function,
+    and whether it was decorated; TypeError for anything else."""
+    form = ex.form or "a @cuda.jit kernel"
+    if answer is None:
+        raise TypeError(f"exercise {ex.id} expects {form}; you passed None (pass the kernel "
+                        f"itself: check({ex.id!r}, my_kernel), not the result of a launch)")
+    for attr in ("py_func", "fn"):                    # numba's CUDA dispatcher; its simulator's kernel
+        fn = getattr(answer, attr, None)
+        if inspect.isfunction(fn):
+            return fn, True
+    if inspect.isfunction(answer):
+        return answer, False
+    raise TypeError(f"exercise {ex.id} expects {form}: a function decorated with @cuda.jit; "
+                    f"you passed {type(answer).__name__} {_short(answer)}")
+
+
+def _metric_text(metric: str, value: float) -> str:
+    if metric.endswith("efficiency"):
+        return f"{value:.0%}"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.3g}"
+
+
+Exercise = ValueExercise | ChoiceExercise | FunctionExercise | KernelExercise
 
 
 # --------------------------------------------------------------------------------------------
@@ -462,9 +562,9 @@ def _load_module(name: str) -> dict:
     lesson = name[3:]
     table = {}
     for ex in exercises:
-        if not isinstance(ex, (ValueExercise, ChoiceExercise, FunctionExercise)):
-            raise RuntimeError(f"{module.__name__}: EXERCISES holds a {type(ex).__name__}, "
-                               f"not a ValueExercise, ChoiceExercise or FunctionExercise")
+        if not isinstance(ex, (ValueExercise, ChoiceExercise, FunctionExercise, KernelExercise)):
+            raise RuntimeError(f"{module.__name__}: EXERCISES holds a {type(ex).__name__}, not a "
+                               f"ValueExercise, ChoiceExercise, FunctionExercise or KernelExercise")
         if ex.id.split(".")[0] != lesson:
             raise RuntimeError(f"{module.__name__}: exercise {ex.id} belongs in ex_{ex.id.split('.')[0]}.py")
         if ex.id in table:

@@ -220,3 +220,100 @@ GOOD = {
     "matmul": matmul_kernel, "matmul_tiled": matmul_tiled_kernel,
     "softmax": softmax_kernel, "online_softmax": online_softmax_kernel,
 }
+
+
+# ----------------------------------------------------------------------------- broken kernels
+# Each fails check_kernel on its task for the reason in its name (the tests check the message).
+
+
+@cuda.jit
+def map_no_guard_kernel(a, out):
+    i = cuda.grid(1)
+    out[i] = 10 * a[i] + 1                     # the last block's extra threads run off the end
+
+
+@cuda.jit
+def block_sum_no_sync_kernel(a, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]              # reads a partial sum another thread has not finished
+        stride //= 2                           # (no syncthreads between the steps)
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+@cuda.jit
+def block_sum_serial_no_sync_kernel(a, out):
+    # The last thread adds up the block's values without waiting at a barrier. The traced
+    # executor runs a block's threads in order, so it happens to see every value and the sum is
+    # right; on a GPU the warps run in any order. The check must still refuse it.
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    if t == BLOCK - 1:
+        total = 0.0
+        for j in range(BLOCK):
+            total += s[j]
+        out[cuda.blockIdx.x] = total
+
+
+@cuda.jit
+def dot_atomic_per_thread_kernel(a, b, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        cuda.atomic.add(out, 0, a[i] * b[i])   # one atomic per element, all on one address
+
+
+@cuda.jit
+def copy_strided_kernel(a, out):
+    # Every element is copied exactly once, but consecutive threads (consecutive c) take
+    # elements `rows` apart in memory: each lane of a warp lands in its own 32-byte sector.
+    c, r = cuda.grid(2)
+    rows, cols = a.shape
+    if r < rows and c < cols:
+        k = c * rows + r
+        rr = k // cols
+        cc = k - rr * cols
+        out[rr, cc] = a[rr, cc]
+
+
+@cuda.jit
+def matmul_tiled_twice_kernel(a, b, out):
+    # The tiled matmul, except that each thread reads its element of A and of B twice.
+    sa = cuda.shared.array((TILE, TILE), np.float32)
+    sb = cuda.shared.array((TILE, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    j = cuda.blockIdx.x * TILE + tx
+    i = cuda.blockIdx.y * TILE + ty
+    acc = 0.0
+    for t0 in range(0, a.shape[1], TILE):
+        sa[ty, tx] = 0.5 * (a[i, t0 + tx] + a[i, t0 + tx]) if i < a.shape[0] and t0 + tx < a.shape[1] else 0.0
+        sb[ty, tx] = 0.5 * (b[t0 + ty, j] + b[t0 + ty, j]) if t0 + ty < b.shape[0] and j < b.shape[1] else 0.0
+        cuda.syncthreads()
+        for p in range(TILE):
+            acc += sa[ty, p] * sb[p, tx]
+        cuda.syncthreads()
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = acc
+
+
+#: variant name -> (task it is checked against, kernel, words the KernelCheckError must contain).
+#: The last four are good kernels of *another* task: correct, but over this task's cost target.
+BROKEN = {
+    "map_no_guard": ("map", map_no_guard_kernel, "out of bounds"),
+    "block_sum_no_sync": ("block_sum", block_sum_no_sync_kernel, "shared-memory race"),
+    "block_sum_serial_no_sync": ("block_sum", block_sum_serial_no_sync_kernel, "shared-memory race"),
+    "dot_atomic_per_thread": ("dot", dot_atomic_per_thread_kernel, "atomics at most one per block"),
+    "copy_strided": ("copy", copy_strided_kernel, "coalescing efficiency"),
+    "transpose_unpadded": ("transpose_padded", transpose_kernel, "bank conflicts"),
+    "matmul_tiled_twice": ("matmul_tiled", matmul_tiled_twice_kernel, "global loads at most"),
+    "matmul_untiled": ("matmul_tiled", matmul_kernel, "global loads at most"),
+    "softmax_three_pass": ("online_softmax", softmax_kernel, "global loads at most two per element"),
+}

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_lib import checks
-from course_lib.checks import (ChoiceExercise, ExerciseError, FunctionExercise, ValueExercise,
-                               check, get_exercise, hint, list_exercises)
+from course_lib.checks import (ChoiceExercise, ExerciseError, FunctionExercise, KernelExercise,
+                               ValueExercise, check, get_exercise, hint, list_exercises)
 from course_lib.hardware import get_accelerator
 
 RNG = np.random.default_rng(20240604)
@@ -361,7 +361,263 @@ def test_every_registered_exercise_is_well_formed(exercise_id):
             for text in (*ex.hints, ex.form):
                 for spelling in _spellings(float(want)):
                     assert spelling not in text, f"{exercise_id}: a hint states the answer"
+    elif isinstance(ex, KernelExercise):
+        from course_lib.kernels.tasks import TASKS
+        assert ex.task in TASKS, f"{exercise_id}: no kernel task {ex.task!r}"
+        assert "@cuda.jit" in ex.form and len(ex.hints) >= 2
+        assert ex.cases >= 2, f"{exercise_id}: check a kernel on at least two sizes"
     else:
         cases = ex.cases()
         assert len(cases) >= 3, f"{exercise_id}: check a function on at least three inputs"
         assert ex.check(ex.reference)
+
+
+# --------------------------------------------------------------------------------------------
+# KernelExercise (lesson 09): a broken kernel fails with its problem named; a stub stays a stub
+# --------------------------------------------------------------------------------------------
+
+def test_importing_the_checks_and_listing_exercises_does_not_import_numba():
+    import subprocess
+    code = ("import sys; from course_lib.checks import list_exercises, get_exercise; "
+            "assert '09.1' in list_exercises(); get_exercise('09.11'); "
+            "assert 'numba' not in sys.modules and 'course_lib.kernels' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_exercise_error_renders_as_its_message_alone():
+    assert ExerciseError("exercise 99.1: wrong.\n  hint 1/3: x")._render_traceback_() == [
+        "ExerciseError: exercise 99.1: wrong.", "  hint 1/3: x"]
+
+
+from course_lib.kernels import cuda  # noqa: E402  (numba: only for the kernel tests below)
+from course_lib.kernels.tasks import BLOCK, TASKS, TILE, TILE_T  # noqa: E402
+
+
+@cuda.jit
+def map_no_guard(a, out):
+    i = cuda.grid(1)
+    out[i] = 10 * a[i] + 1
+
+
+@cuda.jit
+def zip_strided(a, b, out):
+    i = cuda.threadIdx.x * cuda.gridDim.x + cuda.blockIdx.x       # a warp's lanes a grid apart
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+
+@cuda.jit
+def map2d_guard_on_columns_only(a, out):
+    c, r = cuda.grid(2)
+    if c < a.shape[1]:
+        out[r, c] = a[r, c] + 1
+
+
+@cuda.jit
+def outer_accumulating(a, b, out):
+    c, r = cuda.grid(2)
+    if r < out.shape[0] and c < out.shape[1]:
+        out[r, c] += a[r] * b[c]                                   # reads out too
+
+
+@cuda.jit
+def block_sum_no_sync_in_tree(a, out):
+    partial = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    partial[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            partial[t] += partial[t + stride]
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = partial[0]
+
+
+@cuda.jit
+def dot_atomic_per_element(a, b, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        cuda.atomic.add(out, 0, a[i] * b[i])
+
+
+@cuda.jit
+def copy_column_major(a, out):
+    per_block = cuda.blockDim.x * cuda.blockDim.y
+    tid = ((cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x) * per_block
+           + cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.x)
+    r, c = tid % a.shape[0], tid // a.shape[0]                     # lanes go down a column
+    if c < a.shape[1]:
+        out[r, c] = a[r, c]
+
+
+@cuda.jit
+def transpose_direct(a, out):
+    c, r = cuda.grid(2)
+    if r < a.shape[0] and c < a.shape[1]:
+        out[c, r] = a[r, c]                                        # writes go down a column
+
+
+@cuda.jit
+def transpose_unpadded(a, out):
+    tile = cuda.shared.array((TILE_T, TILE_T), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    r, c = cuda.blockIdx.y * TILE_T + ty, cuda.blockIdx.x * TILE_T + tx
+    if r < a.shape[0] and c < a.shape[1]:
+        tile[ty, tx] = a[r, c]
+    cuda.syncthreads()
+    r_out, c_out = cuda.blockIdx.x * TILE_T + ty, cuda.blockIdx.y * TILE_T + tx
+    if r_out < out.shape[0] and c_out < out.shape[1]:
+        out[r_out, c_out] = tile[tx, ty]                           # 32 lanes, one bank
+
+
+@cuda.jit
+def matmul_accumulating_in_out(a, b, out):
+    j, i = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        for p in range(a.shape[1]):
+            out[i, j] += a[i, p] * b[p, j]
+
+
+@cuda.jit
+def matmul_tiled_one_barrier(a, b, out):
+    tile_a = cuda.shared.array((TILE, TILE), np.float32)
+    tile_b = cuda.shared.array((TILE, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    i, j = cuda.blockIdx.y * TILE + ty, cuda.blockIdx.x * TILE + tx
+    m, k = a.shape
+    acc = 0.0
+    for k0 in range(0, k, TILE):
+        tile_a[ty, tx] = a[i, k0 + tx] if i < m and k0 + tx < k else 0.0
+        tile_b[ty, tx] = b[k0 + ty, j] if k0 + ty < k and j < b.shape[1] else 0.0
+        cuda.syncthreads()
+        for p in range(TILE):
+            acc += tile_a[ty, p] * tile_b[p, tx]
+    if i < m and j < b.shape[1]:
+        out[i, j] = acc
+
+
+def _three_pass_softmax(sync_after_max):
+    def softmax(x, out):
+        partial = cuda.shared.array(BLOCK, np.float32)
+        r, t, cols = cuda.blockIdx.x, cuda.threadIdx.x, x.shape[1]
+        row_max = -math.inf
+        for c in range(t, cols, BLOCK):
+            row_max = max(row_max, x[r, c])
+        partial[t] = row_max
+        cuda.syncthreads()
+        stride = BLOCK // 2
+        while stride > 0:
+            if t < stride:
+                partial[t] = max(partial[t], partial[t + stride])
+            cuda.syncthreads()
+            stride //= 2
+        row_max = partial[0]
+        if sync_after_max:
+            cuda.syncthreads()
+        total = 0.0
+        for c in range(t, cols, BLOCK):
+            total += math.exp(x[r, c] - row_max)
+        partial[t] = total
+        cuda.syncthreads()
+        stride = BLOCK // 2
+        while stride > 0:
+            if t < stride:
+                partial[t] += partial[t + stride]
+            cuda.syncthreads()
+            stride //= 2
+        total = partial[0]
+        for c in range(t, cols, BLOCK):
+            out[r, c] = math.exp(x[r, c] - row_max) / total
+    return cuda.jit(softmax)
+
+
+BROKEN = {   # exercise id: (broken kernel, a phrase the failure must contain)
+    "09.1": (map_no_guard, "out of bounds"),
+    "09.2": (zip_strided, "coalescing efficiency"),
+    "09.3": (map2d_guard_on_columns_only, "out of bounds"),
+    "09.4": (outer_accumulating, "global loads"),
+    "09.5": (block_sum_no_sync_in_tree, "race"),
+    "09.6": (dot_atomic_per_element, "atomics at most one per block"),
+    "09.7": (copy_column_major, "coalescing efficiency"),
+    "09.8": (transpose_direct, "coalescing efficiency"),
+    "09.9": (transpose_unpadded, "bank conflicts"),
+    "09.10": (matmul_accumulating_in_out, "global loads"),
+    "09.11": (matmul_tiled_one_barrier, "race"),
+    "09.12": (_three_pass_softmax(sync_after_max=False), "race"),
+    "09.13": (_three_pass_softmax(sync_after_max=True), "global loads at most two per element"),
+}
+
+
+def test_every_kernel_exercise_has_a_broken_variant_here():
+    kernel_ids = {i for i in ALL_IDS if isinstance(get_exercise(i), KernelExercise)}
+    assert kernel_ids == set(BROKEN)
+
+
+@pytest.mark.parametrize("exercise_id", sorted(BROKEN, key=lambda i: int(i.split(".")[1])))
+def test_a_broken_kernel_fails_with_its_problem_named(exercise_id):
+    import dataclasses
+    kernel, phrase = BROKEN[exercise_id]
+    ex = dataclasses.replace(get_exercise(exercise_id), cases=1)
+    with pytest.raises(ExerciseError) as info:
+        ex.check(kernel)
+    text = str(info.value)
+    assert phrase in text, text
+    assert text.startswith(f"exercise {exercise_id}: {ex.task} at ")
+    assert f"run_task({ex.task!r}, kernel, seed=" in text              # how to rerun the case
+    assert ex.form in text and ex.hints[0] in text and ex.hints[1] not in text
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def _stub(exercise_id, params):
+    namespace = {}
+    exec(f"def stub({', '.join(params)}):\n"
+         f"    raise NotImplementedError('exercise {exercise_id}: write the kernel')\n", namespace)
+    return cuda.jit(namespace["stub"])
+
+
+@pytest.mark.parametrize("exercise_id", sorted(BROKEN, key=lambda i: int(i.split(".")[1])))
+def test_an_untouched_kernel_stub_raises_not_implemented_unchanged(exercise_id):
+    ex = get_exercise(exercise_id)
+    with pytest.raises(NotImplementedError, match=f"^exercise {exercise_id}: write the kernel$") as info:
+        ex.check(_stub(exercise_id, TASKS[ex.task].params))
+    assert info.traceback[-1].name == "stub"          # it points at the stub, not into the tracer
+
+
+def test_a_right_kernel_prints_one_line_with_the_sizes_and_the_targets_met():
+    @cuda.jit
+    def fine(a, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a[i] * 10 + 1
+    message = get_exercise("09.1").check(fine)
+    assert "\n" not in message and message.startswith("09.1: correct")
+    assert "2 random sizes (n=" in message and "global loads at most one per element: " in message
+    assert " <= " in message and "decorate" not in message
+
+
+def test_a_kernel_answer_must_be_a_kernel_with_the_task_signature():
+    ex = get_exercise("09.1")
+    with pytest.raises(TypeError, match="@cuda.jit"):
+        ex.check(3.0)
+    with pytest.raises(TypeError, match="None"):
+        ex.check(None)
+
+    def undecorated(a, out):                      # the tracer runs it, and says to decorate it
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = 10 * a[i] + 1
+    assert "decorate it with @cuda.jit" in ex.check(undecorated)
+    with pytest.raises(ExerciseError, match=r"takes 3 parameter\(s\).*kernel\(a, out\)"):
+        ex.check(cuda.jit(lambda a, b, out: None))
+
+
+def test_bad_kernel_exercise_definitions_are_refused():
+    with pytest.raises(TypeError):
+        KernelExercise("09.1", task=3, form="f", hints=HINTS)
+    with pytest.raises(ValueError):
+        KernelExercise("09.1", task="map", form="f", hints=HINTS, cases=0)
+    with pytest.raises(RuntimeError, match="misconfigured"):
+        KernelExercise("99.1", task="no_such_task", form="f", hints=HINTS).check(map_no_guard)

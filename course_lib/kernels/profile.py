@@ -353,6 +353,18 @@ def profile_trace(trace: Trace, flops: float = 0.0) -> KernelProfile:
                          tuple(problems), int(shared_bytes), contention)
 
 
+def _element_offsets(trace: Trace, rows=None) -> np.ndarray:
+    """Element offset in memory of each access (its flat index, unless its array is a strided view)."""
+    aid = trace.acc_array if rows is None else trace.acc_array[rows]
+    idx = trace.acc_index if rows is None else trace.acc_index[rows]
+    out = idx.copy()
+    for a, info in enumerate(trace.arrays):
+        if info.layout is not None:
+            sel = aid == a
+            out[sel] = info.element_offsets(idx[sel])
+    return out
+
+
 def _memory_instructions(trace: Trace, l_occ: np.ndarray) -> tuple:
     arrays = trace.arrays
     event = trace.line_start[trace.acc_tid] + np.maximum(trace.acc_event, 0)
@@ -362,7 +374,7 @@ def _memory_instructions(trace: Trace, l_occ: np.ndarray) -> tuple:
     itemsize = np.array([a.itemsize for a in arrays], np.int64)[trace.acc_array]
     base = np.array([a.base_bytes for a in arrays], np.int64)[trace.acc_array]
     space = np.array([a.space for a in arrays], np.int64)[trace.acc_array]
-    addr = base + trace.acc_index * itemsize
+    addr = base + _element_offsets(trace) * itemsize
     # The j-th access of one array and kind on one line event: ``order`` counts per (thread,
     # line event, array, kind), so a lane that skips an access (a short-circuit, a conditional
     # expression) never shifts another array's access into the wrong instruction.
@@ -491,17 +503,38 @@ def _problems(trace: Trace) -> list:
             _, a, b = hit
             problems.append(Problem("race", f"shared-memory race: {_access_text(trace, sh[a])}, and "
                                             f"{_access_text(trace, sh[b])}, with no syncthreads between them"))
-        # Uninitialized: a shared read in a barrier interval before the location's first write.
-        _, loc2 = np.unique(_combine(block[sh], trace.acc_array[sh], trace.acc_index[sh]),
-                            return_inverse=True)
+        # Uninitialized: a read (or an atomic, which reads) of a shared location that no write
+        # reached: none in an earlier barrier interval, none earlier in the same thread.
+        # (A write by another thread in the same interval is a race, reported above.)
+        k = trace.acc_kind[sh]
+        ep = trace.acc_epoch[sh]
+        tid = trace.acc_tid[sh]
+        _, loc2 = np.unique(_combine(block[sh], trace.acc_array[sh], trace.acc_index[sh]), return_inverse=True)
         loc2 = loc2.reshape(-1)
-        first_w = np.full(loc2.max() + 1, np.iinfo(np.int64).max, np.int64)
-        w = trace.acc_kind[sh] != READ
-        np.minimum.at(first_w, loc2[w], trace.acc_epoch[sh][w])
-        early = np.nonzero(~w & (trace.acc_epoch[sh] < first_w[loc2]))[0]
+        big = np.iinfo(np.int64).max
+        writes = k != READ
+        first_w = np.full(loc2.max() + 1, big, np.int64)
+        np.minimum.at(first_w, loc2[writes], ep[writes])
+        _, own = np.unique(_combine(loc2, tid, ep), return_inverse=True)
+        own = own.reshape(-1)
+        row = np.arange(sh.size, dtype=np.int64)          # rows of one thread are in program order
+        own_first = np.full(own.max() + 1, big, np.int64)
+        np.minimum.at(own_first, own[writes], row[writes])
+        # Another thread writing the location in the same interval is a race (reported above),
+        # not an uninitialized read.
+        _, interval = np.unique(_combine(loc2, ep), return_inverse=True)
+        interval = interval.reshape(-1)
+        w_lo = np.full(interval.max() + 1, big, np.int64)
+        w_hi = np.full(interval.max() + 1, -1, np.int64)
+        plain = k == WRITE                                 # atomics by others do not initialize
+        np.minimum.at(w_lo, interval[plain], tid[plain])
+        np.maximum.at(w_hi, interval[plain], tid[plain])
+        other_writer = (w_hi[interval] >= 0) & ((w_lo[interval] != tid) | (w_hi[interval] != tid))
+        reads = k != WRITE
+        early = np.nonzero(reads & ~(ep > first_w[loc2]) & ~(own_first[own] < row) & ~other_writer)[0]
         if early.size:
             i = sh[early[0]]
-            never = first_w[loc2[early[0]]] == np.iinfo(np.int64).max
+            never = first_w[loc2[early[0]]] == big
             problems.append(Problem("uninitialized", f"uninitialized shared memory: {_access_text(trace, i)} "
                                     + ("but no thread of its block ever wrote it" if never else
                                        "before any thread of its block had written it")))

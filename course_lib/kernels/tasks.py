@@ -15,7 +15,7 @@ the exact case with :func:`run_task`.
 
 from __future__ import annotations
 
-import math
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -24,7 +24,7 @@ import numpy as np
 from .._validate import check_choice, check_int
 from ..tiling import tiled_matmul_traffic
 from .profile import KernelProfile, predict_time, profile_trace, Prediction
-from .trace import KernelFault, WRITE, trace_launch
+from .trace import KernelFault, python_function, trace_launch
 
 __all__ = [
     "CostTarget", "KernelTask", "KernelCheckError", "TaskRun", "TASKS", "get_task",
@@ -85,6 +85,7 @@ class KernelTask:
     bytes_model: Callable[[dict], float] | None = None   # DRAM bytes this kernel design moves (default min_bytes)
     targets: tuple = ()
     large: dict = field(default_factory=dict)        # a realistic size for the predicted time
+    edge_sizes: Callable[[np.random.Generator], dict] | None = None   # sizes of the check's second case
     rtol: float = 1e-5
     atol: float = 1e-6
 
@@ -165,11 +166,18 @@ _NO_CONFLICTS = CostTarget("bank_conflict_degree", lambda s: 1, "no shared-memor
 
 
 def _matmul_sizes(rng):
-    """Three different odd sizes: m and n span two 16-wide tiles, k two or three; no tile is full
-    at the edge. (Small: the simulator runs about 100,000 kernel lines per second.)"""
-    m, n = (int(v) | 1 for v in rng.choice(np.arange(18, 32, 2), size=2, replace=False))
-    k = int(rng.choice([v for v in range(19, 46, 2) if v not in (m, n)]))
+    """Odd sizes, all different: m spans two 16-wide tiles, n three, k two; no edge tile is full,
+    and m < n, so a kernel that swaps rows and columns misses part of the output.
+    (Small: the simulator runs about 100,000 kernel lines per second.)"""
+    m = int(rng.choice(np.arange(19, 32, 2)))
+    n = int(rng.choice(np.arange(35, 48, 2)))
+    k = int(rng.choice([v for v in range(19, 32, 2) if v != m]))
     return {"m": m, "k": k, "n": n}
+
+
+def _matmul_edge(rng):
+    """The other way round, and smaller than one tile in m: n < m, m < 16."""
+    return {"m": _odd(rng, 5, 15), "k": _odd(rng, 17, 31), "n": _odd(rng, 3, 5)}
 
 
 def _tiled_loads(s, tile=TILE):
@@ -188,7 +196,7 @@ def _add(task: KernelTask) -> KernelTask:
 _add(KernelTask(
     "map", "kernel(a, out)", "out[i] = 10 * a[i] + 1 for every i (one thread per element, guarded)",
     ("a", "out"), ("out",),
-    make_sizes=lambda rng: {"n": _odd(rng, 300, 700)},
+    make_sizes=lambda rng: {"n": _odd(rng, 300, 700)}, edge_sizes=lambda rng: {"n": _odd(rng, 3, 120)},
     make_data=lambda rng, s: {"a": _f32(rng, s["n"]), "out": np.zeros(s["n"], np.float32)},
     reference=lambda d: {"out": (10 * d["a"] + 1).astype(np.float32)},
     launch=lambda s: _grid1(s["n"]),
@@ -200,7 +208,7 @@ _add(KernelTask(
 _add(KernelTask(
     "zip", "kernel(a, b, out)", "out[i] = a[i] + b[i] (vector add)",
     ("a", "b", "out"), ("out",),
-    make_sizes=lambda rng: {"n": _odd(rng, 300, 700)},
+    make_sizes=lambda rng: {"n": _odd(rng, 300, 700)}, edge_sizes=lambda rng: {"n": _odd(rng, 3, 120)},
     make_data=lambda rng, s: {"a": _f32(rng, s["n"]), "b": _f32(rng, s["n"]),
                               "out": np.zeros(s["n"], np.float32)},
     reference=lambda d: {"out": d["a"] + d["b"]},
@@ -238,7 +246,7 @@ _add(KernelTask(
     "block_sum", "kernel(a, out)",
     "out[b] = sum of the BLOCK elements block b covers (a tree reduction in shared memory)",
     ("a", "out"), ("out",),
-    make_sizes=lambda rng: {"n": _odd(rng, 600, 1400)},
+    make_sizes=lambda rng: {"n": _odd(rng, 600, 1400)}, edge_sizes=lambda rng: {"n": _odd(rng, 3, 120)},
     make_data=lambda rng, s: {"a": _f32(rng, s["n"]), "out": np.zeros(-(-s["n"] // BLOCK), np.float32)},
     reference=lambda d: {"out": np.add.reduceat(d["a"].astype(np.float64),
                                                 np.arange(0, d["a"].size, BLOCK)).astype(np.float32)},
@@ -252,7 +260,7 @@ _add(KernelTask(
     "dot", "kernel(a, b, out)",
     "out[0] = sum of a[i] * b[i]: each block reduces in shared memory, then one atomic add per block",
     ("a", "b", "out"), ("out",),
-    make_sizes=lambda rng: {"n": _odd(rng, 600, 1400)},
+    make_sizes=lambda rng: {"n": _odd(rng, 600, 1400)}, edge_sizes=lambda rng: {"n": _odd(rng, 3, 120)},
     make_data=lambda rng, s: {"a": _f32(rng, s["n"]), "b": _f32(rng, s["n"]), "out": np.zeros(1, np.float32)},
     reference=lambda d: {"out": np.array([np.dot(d["a"].astype(np.float64), d["b"])], np.float32)},
     launch=lambda s: _grid1(s["n"]),
@@ -308,7 +316,7 @@ _add(KernelTask(
     min_bytes=lambda s: _F * (s["m"] * s["k"] + s["k"] * s["n"] + s["m"] * s["n"]),
     bytes_model=lambda s: _F * (2.0 * s["m"] * s["k"] * s["n"] + s["m"] * s["n"]),
     targets=(_loads_at_most(lambda s: 2 * s["m"] * s["k"] * s["n"], "2 m k n"),),
-    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4))
+    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4, edge_sizes=_matmul_edge))
 
 _add(KernelTask(
     "matmul_tiled", "kernel(a, b, out)",
@@ -317,19 +325,24 @@ _add(KernelTask(
     make_sizes=_matmul_sizes, make_data=TASKS["matmul"].make_data, reference=TASKS["matmul"].reference,
     launch=TASKS["matmul"].launch, flops=TASKS["matmul"].flops, min_bytes=TASKS["matmul"].min_bytes,
     bytes_model=lambda s: _F * (_tiled_loads(s) + s["m"] * s["n"]),
-    targets=(_loads_at_most(_tiled_loads, "lesson 06's tiled count, m k ceil(n/T) + k n ceil(m/T)"),),
-    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4))
+    targets=(_loads_at_most(_tiled_loads, "lesson 06's tiled count, m k ceil(n/TILE) + k n ceil(m/TILE)"),),
+    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4, edge_sizes=_matmul_edge))
 
 
 def _softmax_sizes(rng):
     return {"rows": _odd(rng, 3, 8), "cols": _odd(rng, 150, 400)}
 
 
+def _softmax_edge(rng):
+    """Fewer columns than threads: some threads own no element (their running max stays -inf)."""
+    return {"rows": _odd(rng, 2, 6), "cols": _odd(rng, 20, 120)}
+
+
 _add(KernelTask(
     "softmax", "kernel(x, out)",
     "out[r, :] = softmax(x[r, :]); one block of BLOCK threads per row, shared-memory reductions",
     ("x", "out"), ("out",),
-    make_sizes=_softmax_sizes,
+    make_sizes=_softmax_sizes, edge_sizes=_softmax_edge,
     make_data=lambda rng, s: {"x": (4 * _f32(rng, s["rows"], s["cols"])),
                               "out": np.zeros((s["rows"], s["cols"]), np.float32)},
     reference=lambda d: {"out": _softmax(d["x"])},
@@ -343,7 +356,7 @@ _add(KernelTask(
     "online_softmax", "kernel(x, out)",
     "the row softmax reading x only twice: one pass keeps a running max and a rescaled running sum",
     ("x", "out"), ("out",),
-    make_sizes=_softmax_sizes, make_data=TASKS["softmax"].make_data, reference=TASKS["softmax"].reference,
+    make_sizes=_softmax_sizes, edge_sizes=_softmax_edge, make_data=TASKS["softmax"].make_data, reference=TASKS["softmax"].reference,
     launch=TASKS["softmax"].launch,
     flops=_t("rows", "cols", factor=5), min_bytes=_t("rows", "cols", factor=2 * _F),
     bytes_model=_t("rows", "cols", factor=3 * _F),
@@ -366,8 +379,9 @@ def get_task(name) -> KernelTask:
 # Running and checking
 # --------------------------------------------------------------------------------------------
 
-def run_task(task, kernel, seed=0, sizes=None) -> TaskRun:
+def run_task(task, kernel, seed=0, sizes=None, edge=False) -> TaskRun:
     """Run ``kernel`` on ``task``'s data (random sizes from ``seed``, or ``sizes``), traced.
+    ``edge=True`` draws the task's edge-case sizes (fewer elements than one block) when it has them.
 
     The outputs are compared by :func:`check_kernel`; here they are only returned. Kernel faults
     (out of bounds, crashes, step limits) propagate as :class:`~course_lib.kernels.trace.KernelFault`.
@@ -375,7 +389,7 @@ def run_task(task, kernel, seed=0, sizes=None) -> TaskRun:
     task = get_task(task)
     seed = check_int("seed", seed, min_value=0)
     rng = np.random.default_rng(seed)
-    drawn = task.make_sizes(rng)
+    drawn = _draw_sizes(task, rng, edge)
     if sizes is not None:
         if not isinstance(sizes, dict) or set(sizes) - set(drawn):
             raise ValueError(f"sizes must be a dict with keys from {sorted(drawn)}, got {sizes!r}")
@@ -386,6 +400,12 @@ def run_task(task, kernel, seed=0, sizes=None) -> TaskRun:
     trace = trace_launch(kernel, grid, block, *[data[p] for p in task.params], names=task.params)
     profile = profile_trace(trace, flops=task.flops(drawn))
     return TaskRun(task, drawn, data, expected, profile)
+
+
+def _draw_sizes(task, rng, edge) -> dict:
+    if not isinstance(edge, bool):
+        raise TypeError(f"edge must be True or False, got {edge!r}")
+    return (task.edge_sizes if edge and task.edge_sizes is not None else task.make_sizes)(rng)
 
 
 def _sizes_text(sizes: dict) -> str:
@@ -425,14 +445,22 @@ def check_kernel(task, kernel, seed=None, cases=2) -> list[TaskRun]:
     task = get_task(task)
     cases = check_int("cases", cases, min_value=1, max_value=5)
     base = (sum(map(ord, task.name)) * 7919) if seed is None else check_int("seed", seed, min_value=0)
+    fn = python_function(kernel)
+    params = list(inspect.signature(fn).parameters)
+    if len(params) != len(task.params):
+        raise KernelCheckError(f"{task.name}: the kernel must be {task.signature}, with "
+                               f"{len(task.params)} parameters; {fn.__name__} takes {len(params)} "
+                               f"({', '.join(params) or 'none'})")
     runs = []
     for c in range(cases):
         s = base + c
-        again = f"run_task({task.name!r}, kernel, seed={s}) reruns this case"
+        edge = c == 1 and task.edge_sizes is not None     # the second case: less than one block
+        again = (f"run_task({task.name!r}, kernel, seed={s}{', edge=True' if edge else ''}) "
+                 f"reruns this case")
         try:
-            run = run_task(task, kernel, seed=s)
+            run = run_task(task, kernel, seed=s, edge=edge)
         except KernelFault as exc:
-            sizes = task.make_sizes(np.random.default_rng(s))
+            sizes = _draw_sizes(task, np.random.default_rng(s), edge)
             raise KernelCheckError(f"{task.name} at {_sizes_text(sizes)}: {exc}\n  {again}") from None
         where = f"{task.name} at {_sizes_text(run.sizes)}"
         if run.profile.problems:
@@ -450,15 +478,19 @@ def check_kernel(task, kernel, seed=None, cases=2) -> list[TaskRun]:
         for target in task.targets:
             ok, got, lim = target.evaluate(run.profile, run.sizes)
             if not ok:
+                pct = target.metric.endswith("efficiency")
                 raise KernelCheckError(
-                    f"{where}: correct, but over a cost target: {target.what}; measured "
-                    f"{_num(got)}, allowed {_num(lim)}\n  {again}")
+                    f"{where}: correct, but {'under' if target.at_least else 'over'} a cost target: "
+                    f"{target.what}; measured {_num(got, pct)}, "
+                    f"{'required' if target.at_least else 'allowed'} {_num(lim, pct)}\n  {again}")
         runs.append(run)
     return runs
 
 
-def _num(x: float) -> str:
-    return f"{x:.0%}" if 0 < x < 1 else f"{x:,.0f}" if float(x).is_integer() else f"{x:,.3g}"
+def _num(x: float, percent: bool = False) -> str:
+    if percent:
+        return f"{x:.0%}"
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.3g}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -468,8 +500,8 @@ def _num(x: float) -> str:
 def predict_task(run: TaskRun, accelerator="H100 SXM", sizes=None) -> Prediction:
     """Roofline time of ``run``'s kernel on ``accelerator``, at the traced size or at ``sizes``.
 
-    At the traced size the bytes are the trace's sectors. At another size (default: the task's
-    ``large`` size) they are the task's traffic model scaled by how far the traced kernel was
+    At the traced size (the default) the bytes are the trace's sectors. At other ``sizes`` (a dict,
+    or ``"large"`` for the task's realistic size) they are the task's traffic model scaled by how far the traced kernel was
     from its model at the traced size (measured / model): a kernel that wastes half its sectors
     on a small matrix is assumed to waste them on a large one too.
     """

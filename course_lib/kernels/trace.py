@@ -25,14 +25,18 @@ memory starts uninitialised: a kernel that reads before writing shows it in its 
 
 from __future__ import annotations
 
+import dis
 import inspect
 import itertools
 import linecache
+import os
+import sysconfig
 from operator import index as _index
 import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -135,6 +139,16 @@ class ArrayInfo:
     shape: tuple
     itemsize: int
     base_bytes: int       # global: a 256-byte aligned address; shared: offset in the block's shared memory
+    layout: tuple | None = None   # (element strides, offset) of a non-contiguous view; None: C order
+
+    def element_offsets(self, flat) -> np.ndarray:
+        """Element offset in memory of each logical (C-order) flat index: the same for C order."""
+        flat = np.asarray(flat, np.int64)
+        if self.layout is None:
+            return flat
+        strides, offset = self.layout
+        coords = np.unravel_index(flat, self.shape)
+        return offset + sum(c.astype(np.int64) * s for c, s in zip(coords, strides))
 
     @property
     def space_name(self) -> str:
@@ -208,7 +222,7 @@ def _fmt(coords: tuple) -> str:
 class _Thread:
     """One CUDA thread's coordinates and its record (plain lists: appends are cheapest)."""
 
-    __slots__ = ("tid", "blockIdx", "threadIdx", "thread_id", "lines", "acc", "epoch", "greenlet")
+    __slots__ = ("tid", "blockIdx", "threadIdx", "thread_id", "lines", "acc", "epoch", "greenlet", "extra")
 
     def __init__(self, tid, block_idx, thread_idx, thread_linear):
         self.tid = tid
@@ -219,6 +233,7 @@ class _Thread:
         self.acc = []          # (array id, flat index, kind, epoch, event)
         self.epoch = 0
         self.greenlet = None
+        self.extra = 0         # lines of device functions and bytecodes of tight loops
 
 
 class _Run:
@@ -486,30 +501,87 @@ def _fake_module(grid, block, run: _Run, shared: _Shared):
 _ATOMIC = _Atomic()
 
 
+_TIGHT_LOOPS: dict = {}
+_USER_CODE: dict = {}
+_LIBRARY_DIRS = tuple({str(Path(p).resolve()) for p in
+                       (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+                        sysconfig.get_paths()["platlib"], Path(__file__).resolve().parent.parent)})
+
+
+def _has_tight_loop(code) -> bool:
+    """True when a loop jumps back to its own line (``while True: pass``): CPython emits no line
+    event for it, so such frames are traced per bytecode instead (slower, and only for them)."""
+    found = _TIGHT_LOOPS.get(code)
+    if found is None:
+        lines = {ins.offset: (ins.positions.lineno if ins.positions else None)
+                 for ins in dis.get_instructions(code)}
+        found = any(ins.opname.startswith("JUMP_BACKWARD") and lines.get(ins.argval) == lines[ins.offset]
+                    for ins in dis.get_instructions(code))
+        _TIGHT_LOOPS[code] = found
+    return found
+
+
+def _is_user(code) -> bool:
+    """Code of the learner (a device function, a helper), not of Python, NumPy, numba or the course."""
+    found = _USER_CODE.get(code)
+    if found is None:
+        name = code.co_filename
+        found = not (name.startswith("<frozen") or
+                     (os.path.isabs(name) and str(Path(name).resolve()).startswith(_LIBRARY_DIRS)))
+        _USER_CODE[code] = found
+    return found
+
+
 def _tracer(frame, event, arg):
     run = _RUN
-    if run is not None and frame.f_code is run.code:
+    if run is None or run.current is None:
+        return None
+    code = frame.f_code
+    if code is run.code:
+        if _has_tight_loop(code):
+            frame.f_trace_opcodes = True
         return _line_tracer
+    if _is_user(code):                    # device functions: counted against the limits, not recorded
+        if _has_tight_loop(code):
+            frame.f_trace_opcodes = True
+        return _step_tracer
     return None
 
 
+def _count(run, thread, lineno):
+    run.steps += 1
+    if len(thread.lines) + thread.extra > MAX_THREAD_STEPS:
+        raise KernelStepLimit(
+            f"{_where(thread)} ran more than {MAX_THREAD_STEPS:,} lines, the last one line {lineno}: "
+            f"an endless loop? Check that loop's exit condition.")
+    if run.steps > run.max_steps:
+        raise KernelStepLimit(
+            f"the launch ran more than {run.max_steps:,} kernel lines (stopped in {_where(thread)}): "
+            f"an endless loop, or a launch too big for the simulator: launch on smaller data.")
+
+
 def _line_tracer(frame, event, arg):
+    run = _RUN
+    if run is None or run.aborting or run.current is None:
+        return None
+    thread = run.current
     if event == "line":
-        run = _RUN
-        if run is None or run.aborting or run.current is None:
-            return None
-        lines = run.current.lines
-        lines.append(frame.f_lineno)
-        run.steps += 1
-        if len(lines) > MAX_THREAD_STEPS:
-            raise KernelStepLimit(
-                f"{_where(run.current)} ran more than {MAX_THREAD_STEPS:,} kernel lines, the last one "
-                f"line {frame.f_lineno}: an endless loop? Check that loop's exit condition.")
-        if run.steps > run.max_steps:
-            raise KernelStepLimit(
-                f"the launch ran more than {run.max_steps:,} kernel lines (stopped in "
-                f"{_where(run.current)}): a launch too big for the simulator. Launch on smaller data.")
+        thread.lines.append(frame.f_lineno)
+        _count(run, thread, frame.f_lineno)
+    elif event == "opcode":
+        thread.extra += 1
+        _count(run, thread, frame.f_lineno)
     return _line_tracer
+
+
+def _step_tracer(frame, event, arg):
+    run = _RUN
+    if run is None or run.aborting or run.current is None:
+        return None
+    if event in ("line", "opcode"):
+        run.current.extra += 1
+        _count(run, run.current, frame.f_lineno)
+    return _step_tracer
 
 
 def trace_launch(kernel, grid, block, *args, names=None, max_steps=MAX_STEPS,
@@ -549,8 +621,9 @@ def trace_launch(kernel, grid, block, *args, names=None, max_steps=MAX_STEPS,
         _RUN = run
         kernel_args, base = [], 0
         for name, a in zip(arg_names, args):
+            a = _host_array(name, a)
             if isinstance(a, np.ndarray) and a.ndim > 0:
-                aid = _register(run, ArrayInfo(name, GLOBAL, a.shape, a.itemsize, base))
+                aid = _register(run, ArrayInfo(name, GLOBAL, a.shape, a.itemsize, base, _layout(a)))
                 base += -(-max(a.nbytes, 1) // GLOBAL_ALIGN_BYTES) * GLOBAL_ALIGN_BYTES
                 kernel_args.append(TracedArray(a, aid, name))
             else:
@@ -561,6 +634,31 @@ def trace_launch(kernel, grid, block, *args, names=None, max_steps=MAX_STEPS,
         _RUN = None
         _LOCK.release()
     return _collect(fn, launch, run, threads)
+
+
+def _host_array(name, a):
+    """The NumPy array behind an argument: a simulated device array (``cuda.to_device``) is traced
+    through the host array it wraps; a real device array is refused (the tracer runs on the CPU)."""
+    inner = getattr(a, "_ary", None)
+    if isinstance(inner, np.ndarray) and hasattr(a, "copy_to_host"):
+        return inner
+    if hasattr(a, "copy_to_host") or hasattr(a, "__cuda_array_interface__"):
+        raise TypeError(f"argument {name!r} is an array on the GPU; the tracer runs on the CPU: pass "
+                        f"the NumPy array ({name}.copy_to_host())")
+    return a
+
+
+def _layout(a: np.ndarray):
+    """Element strides of ``a`` in memory and the offset of its lowest element, when ``a`` is not
+    C-contiguous (a transposed or sliced view); None for the usual C-contiguous array."""
+    if a.flags.c_contiguous:
+        return None
+    if any(s % a.itemsize for s in a.strides):
+        raise ValueError("array arguments must have strides that are whole elements; pass "
+                         "np.ascontiguousarray(...)")
+    strides = tuple(s // a.itemsize for s in a.strides)
+    low = sum((d - 1) * s for d, s in zip(a.shape, strides) if s < 0)
+    return strides, -low
 
 
 def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_cuda_module):

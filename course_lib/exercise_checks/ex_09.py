@@ -1,0 +1,142 @@
+"""Checks for lesson 09, the kernel lab (answers in solutions/09_kernel_lab.py).
+
+Each exercise is a ``@cuda.jit`` kernel for one task of ``course_lib.kernels.tasks``, which holds
+the data, the launch, the NumPy reference and the cost targets; nothing is typed here. This
+module imports no part of the kernel lab (nor numba): that happens when a check runs.
+"""
+
+from __future__ import annotations
+
+from course_lib.checks import KernelExercise
+
+__all__ = ["EXERCISES"]
+
+
+def _form(signature: str, what: str) -> str:
+    return f"a @cuda.jit kernel {signature} that {what}"
+
+
+EXERCISES = [
+    KernelExercise(
+        "09.1", task="map",
+        form=_form("map_kernel(a, out)", "writes out[i] = 10 * a[i] + 1, one thread per element"),
+        hints=("The grid has more threads than the vector has elements: what must the extra ones do?",
+               "cuda.grid(1) is blockIdx.x * blockDim.x + threadIdx.x, the element of this thread; "
+               "a thread whose element is past the end must not touch memory at all.",
+               "i = cuda.grid(1); compare i with out.size before the thread reads a or writes out.")),
+    KernelExercise(
+        "09.2", task="zip",
+        form=_form("zip_kernel(a, b, out)", "writes out[i] = a[i] + b[i], lane k of a warp on "
+                   "element k of a run of 32"),
+        hints=("Coalescing asks the 32 lanes of a warp for 32 neighbouring elements at once.",
+               "Map thread to element the simple way, block by block and lane by lane; a mapping "
+               "that spreads a warp's lanes across the vector touches one sector per lane.",
+               "i = cuda.grid(1) and a guard; read a[i] and b[i] once each.")),
+    KernelExercise(
+        "09.3", task="map2d",
+        form=_form("map2d_kernel(a, out)", "writes out[r, c] = a[r, c] + 1, with x along the columns"),
+        hints=("Two sizes, two ways past the edge: the grid overshoots both the rows and the columns.",
+               "cuda.grid(2) returns (x, y); x must follow the columns, the fast index of a row-major "
+               "matrix, so that a warp reads one row segment.",
+               "c, r = cuda.grid(2), then guard with r < a.shape[0] and c < a.shape[1] together.")),
+    KernelExercise(
+        "09.4", task="outer",
+        form=_form("outer_kernel(a, b, out)", "writes out[r, c] = a[r] * b[c], with x along the columns"),
+        hints=("Which index comes from x and which from y? The grid is sized for x along the columns.",
+               "With x along the columns, a warp's lanes share one a[r] (a broadcast) and read "
+               "neighbouring b[c]; each thread writes its element once and reads nothing else.",
+               "c, r = cuda.grid(2), guard on out.shape, then out[r, c] = a[r] * b[c] (a plain "
+               "assignment: `+=` would read out too).")),
+    KernelExercise(
+        "09.5", task="block_sum",
+        form=_form("block_sum_kernel(a, out)", "writes out[b], the sum of the BLOCK elements "
+                   "block b covers, by a tree reduction in shared memory"),
+        hints=("Each step of the tree reads partial sums another thread wrote in the step before.",
+               "Load one element per thread into cuda.shared.array(BLOCK, np.float32) (0.0 past "
+               "the end), then halve a stride from BLOCK // 2: threads t < stride add element "
+               "t + stride into t; every step must finish before the next one starts.",
+               "cuda.syncthreads() after the load and after every step of the while loop (outside "
+               "the `if t < stride`), then thread 0 writes out[cuda.blockIdx.x].")),
+    KernelExercise(
+        "09.6", task="dot",
+        form=_form("dot_kernel(a, b, out)", "adds sum(a * b) into out[0] with one cuda.atomic.add "
+                   "per block"),
+        hints=("Blocks cannot wait for each other; an atomic add is the one safe way for them to "
+               "share out[0], and each one costs a trip to memory.",
+               "Reduce the block's products in shared memory as in 09.5, so that only one thread "
+               "per block has something to add.",
+               "After the tree, `if t == 0: cuda.atomic.add(out, 0, partial[0])`.")),
+    KernelExercise(
+        "09.7", task="copy",
+        form=_form("copy_kernel(a, out)", "writes out[r, c] = a[r, c], consecutive threads on "
+                   "consecutive columns"),
+        hints=("Which way does memory run in a row-major matrix, and which way do a warp's lanes run?",
+               "Lanes of a warp differ in threadIdx.x; make that the column, so a warp reads and "
+               "writes 32 neighbouring addresses.",
+               "c, r = cuda.grid(2) with a guard on both sizes.")),
+    KernelExercise(
+        "09.8", task="transpose",
+        form=_form("transpose_kernel(a, out)", "writes out[c, r] = a[r, c] through a TILE_T x TILE_T "
+                   "shared tile, reading and writing along rows"),
+        hints=("A direct out[c, r] = a[r, c] reads along rows of a but writes down a column of out: "
+               "every lane in its own sector.",
+               "Block (x, y) loads its tile of a with lanes along the columns into "
+               "tile[ty, tx], waits, and writes the tile of out at block position (y, x), again "
+               "with lanes along the columns; the transposition happens in shared memory.",
+               "Load a[by * TILE_T + ty, bx * TILE_T + tx] into tile[ty, tx]; after syncthreads "
+               "write out[bx * TILE_T + ty, by * TILE_T + tx] from tile[tx, ty]; guard both.")),
+    KernelExercise(
+        "09.9", task="transpose_padded",
+        form=_form("transpose_padded_kernel(a, out)", "transposes through a padded shared tile: "
+                   "coalesced global access and no bank conflicts"),
+        hints=("Bank = word index mod 32. Where do the 32 words that tile[tx, ty] names for "
+               "tx = 0..31 fall?",
+               "In a 32-word row, a column's words are 32 apart: one bank. Make each row one word "
+               "longer and a column steps through all 32 banks.",
+               "Allocate cuda.shared.array((TILE_T, TILE_T + 1), np.float32); nothing else changes "
+               "from 09.8.")),
+    KernelExercise(
+        "09.10", task="matmul",
+        form=_form("matmul_kernel(a, b, out)", "writes out[i, j], the dot product of row i of a and "
+                   "column j of b, with x along the columns j"),
+        hints=("Each of the k multiply-adds of a dot product needs one element of a and one of b; "
+               "where does the running sum live?",
+               "Sum into a local variable (a register) and write out[i, j] once at the end: "
+               "`out[i, j] += ...` in the loop reads and writes global memory k times.",
+               "j, i = cuda.grid(2) and a guard on out.shape; inside it, a loop over p in "
+               "range(a.shape[1]) that accumulates into acc, and one write of out[i, j] after it.")),
+    KernelExercise(
+        "09.11", task="matmul_tiled",
+        form=_form("matmul_tiled_kernel(a, b, out)", "computes a @ b with TILE x TILE tiles of a and "
+                   "b staged in shared memory, with x along the columns of out"),
+        hints=("Two barriers per step along k: one so that the tiles are complete before anyone "
+               "reads them, one so that nobody overwrites them while others still read.",
+               "For k0 in range(0, k, TILE): thread (tx, ty) loads a[i, k0 + tx] and b[k0 + ty, j] "
+               "(0.0 when outside the matrix), then adds TILE products from the two tiles. Guard "
+               "only the final write, so every thread reaches every barrier.",
+               "tile_a[ty, tx] = a[i, k0 + tx] if i < m and k0 + tx < k else 0.0, and likewise "
+               "tile_b[ty, tx] from b[k0 + ty, j]; syncthreads; acc += tile_a[ty, p] * tile_b[p, tx] "
+               "for p in range(TILE); syncthreads.")),
+    KernelExercise(
+        "09.12", task="softmax",
+        form=_form("softmax_kernel(x, out)", "writes the softmax of row r of x into row r of out, "
+                   "one block of BLOCK threads per row"),
+        hints=("Three passes over the row, each a strided loop c = t, t + BLOCK, ...: the maximum, "
+               "the sum of exponentials, the output.",
+               "After each of the first two passes, combine the threads' values with a tree in one "
+               "shared array, as in 09.5 (max for the first, + for the second); every thread then "
+               "reads the result from element 0.",
+               "Before the second tree reuses the shared array, a cuda.syncthreads() must follow "
+               "every thread's read of the maximum from element 0.")),
+    KernelExercise(
+        "09.13", task="online_softmax",
+        form=_form("online_softmax_kernel(x, out)", "writes the row softmax reading x only twice, "
+                   "one block of BLOCK threads per row"),
+        hints=("Keep the running maximum and a running sum that is always relative to it; rescale "
+               "the sum whenever the maximum moves.",
+               "Per element v: m_new = max(m, v); s = s * exp(m - m_new) + exp(v - m_new); "
+               "m = m_new. Two threads' pairs (m_a, s_a) and (m_b, s_b) merge by the same rule "
+               "in a tree over two shared arrays.",
+               "Merge step for t < stride: m_new = max(m_a, m_b); s = s_a * exp(m_a - m_new) + "
+               "s_b * exp(m_b - m_new); then one last strided pass writes exp(x - m) / s.")),
+]

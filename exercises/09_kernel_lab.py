@@ -1,0 +1,298 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · Exercises: the kernel lab
+#
+# Thirteen puzzles on lesson 09, each a real CUDA kernel written in Python with `@cuda.jit`:
+# from one thread per element, through shared-memory reductions, coalesced transposes and a tiled
+# matmul, to the row softmax in one pass. Fill in the body of each kernel where it says
+# `NotImplementedError` and run the cell. `check` prints one line when the kernel is right;
+# otherwise it names the first problem, the form the answer should take and a first hint.
+# `hint("09.3", 2)` shows the next hint.
+#
+# `check` does not need a GPU. It runs your kernel on the course's traced executor, one CUDA
+# thread at a time, on two random sizes that no block size divides, and refuses, in this order:
+#
+# * a **fault**: an index out of bounds (it names the thread, the array and the source line);
+# * an **unsafe pattern**: a race between threads with no `cuda.syncthreads()` between them,
+#   a read of shared memory no thread has written yet, threads that pass different barriers;
+# * a **wrong element** (it names the thread that wrote it, or says that none did);
+# * a missed **cost target**: each puzzle states its own. *Global loads* and *stores* count
+#   element accesses to global arrays, thread by thread (`out[i] += x` is a load and a store);
+#   *coalescing efficiency* is the bytes a warp's lanes asked for over the bytes of the 32-byte
+#   sectors it touched; the *bank-conflict degree* is the most distinct words one of the 32
+#   shared-memory banks must serve for one warp request (1 = no conflict).
+#
+# The launch is fixed by the check and stated in each puzzle. A failure message ends with the
+# `run_task(...)` call that reruns the failing case; `run_task(...).profile.table()` then shows
+# the traffic and conflicts line by line, and `.profile.summary()` the totals.
+
+# %%
+import math
+
+import numpy as np
+
+from course_lib.checks import check, hint
+from course_lib.kernels import cuda
+from course_lib.kernels.tasks import BLOCK, BLOCK_2D, TASKS, TILE, TILE_T, run_task
+
+# The launch sizes the puzzles quote, as the checks use them.
+assert (BLOCK, BLOCK_2D, TILE_T, TILE) == (128, (32, 8), 32, 16)
+for name, task in TASKS.items():
+    print(f"{name:17s} {task.signature:18s} {'; '.join(t.what for t in task.targets)}")
+
+# %% [markdown]
+# ### Exercise 09.1 (map): one thread per element, and a guard
+#
+# Write `map_kernel(a, out)` so that `out[i] = 10 * a[i] + 1` for every element of the float32
+# vector `a` (length $n$). **Launch:** $\lceil n / \text{BLOCK} \rceil$ blocks of `BLOCK` = 128
+# threads, one thread per element; `cuda.grid(1)` gives a thread its element. $n$ is odd, so the
+# last block has threads past the end. **Cost target:** at most one global load and one global
+# store per element ($\le n$ each).
+
+# %%
+@cuda.jit
+def map_kernel(a, out):
+    raise NotImplementedError("exercise 09.1: one thread per element, and a guard")
+
+
+check("09.1", map_kernel)
+
+# %% [markdown]
+# ### Exercise 09.2 (zip): add two vectors with coalesced loads
+#
+# Write `zip_kernel(a, b, out)` so that `out[i] = a[i] + b[i]` for vectors of length $n$.
+# **Launch:** $\lceil n / \text{BLOCK} \rceil$ blocks of `BLOCK` = 128 threads. **Cost target:**
+# at most two global loads per element ($\le 2n$) and a coalescing efficiency of at least 90%:
+# the 32 lanes of a warp should read 32 neighbouring elements, one 128-byte line.
+
+# %%
+@cuda.jit
+def zip_kernel(a, b, out):
+    raise NotImplementedError("exercise 09.2: add two vectors with coalesced loads")
+
+
+check("09.2", zip_kernel)
+
+# %% [markdown]
+# ### Exercise 09.3 (map2d): a 2D grid over a matrix
+#
+# Write `map2d_kernel(a, out)` so that `out[r, c] = a[r, c] + 1` for a float32 matrix of `rows`
+# $\times$ `cols` (row-major: `a[r, c + 1]` is the next address). **Launch:** blocks of
+# `BLOCK_2D` = (32, 8) threads, **x along the columns** and y along the rows, on a grid of
+# $(\lceil \text{cols}/32 \rceil, \lceil \text{rows}/8 \rceil)$ blocks; `cuda.grid(2)` returns
+# (x, y). Neither size is a multiple of the block. **Cost target:** at most one global load per
+# element ($\le$ rows $\cdot$ cols) and a coalescing efficiency of at least 60%.
+
+# %%
+@cuda.jit
+def map2d_kernel(a, out):
+    raise NotImplementedError("exercise 09.3: a 2D grid over a matrix")
+
+
+check("09.3", map2d_kernel)
+
+# %% [markdown]
+# ### Exercise 09.4 (outer): broadcast two vectors into a matrix
+#
+# Write `outer_kernel(a, b, out)` so that `out[r, c] = a[r] * b[c]`: `a` has `rows` entries, `b`
+# has `cols`, `out` is `rows` $\times$ `cols`. **Launch:** as in 09.3, blocks of `BLOCK_2D` =
+# (32, 8) threads with x along the columns, on $(\lceil \text{cols}/32 \rceil,
+# \lceil \text{rows}/8 \rceil)$ blocks. **Cost target:** at most two global loads per output
+# element ($\le 2\,$rows$\,\cdot\,$cols) and a coalescing efficiency of at least 60%.
+
+# %%
+@cuda.jit
+def outer_kernel(a, b, out):
+    raise NotImplementedError("exercise 09.4: broadcast two vectors into a matrix")
+
+
+check("09.4", outer_kernel)
+
+# %% [markdown]
+# ### Exercise 09.5 (block sum): a tree reduction in shared memory
+#
+# Write `block_sum_kernel(a, out)`: block $b$ writes `out[b]`, the sum of the `BLOCK` elements
+# `a[b * BLOCK]` to `a[b * BLOCK + BLOCK - 1]` (fewer in the last block, which runs past the
+# end). Each thread loads one element into a shared array of `BLOCK` float32
+# (`cuda.shared.array(BLOCK, np.float32)`); then the block halves the number of partial sums at
+# each step, with a `cuda.syncthreads()` between steps. **Launch:** $\lceil n / \text{BLOCK}
+# \rceil$ blocks of `BLOCK` = 128 threads. **Cost target:** at most one global load per element
+# ($\le n$) and one global store per block ($\le \lceil n / \text{BLOCK} \rceil$).
+
+# %%
+@cuda.jit
+def block_sum_kernel(a, out):
+    raise NotImplementedError("exercise 09.5: a tree reduction in shared memory")
+
+
+check("09.5", block_sum_kernel)
+
+# %% [markdown]
+# ### Exercise 09.6 (dot): one atomic per block
+#
+# Write `dot_kernel(a, b, out)` so that `out[0]` ends as $\sum_i a_i b_i$ for vectors of length
+# $n$; `out` starts at zero. Each block reduces its products in shared memory as in 09.5, then
+# one thread adds the block's sum with `cuda.atomic.add(out, 0, value)`: blocks cannot wait for
+# one another, so a plain `+=` from several blocks would race. **Launch:**
+# $\lceil n / \text{BLOCK} \rceil$ blocks of `BLOCK` = 128 threads. **Cost target:** at most two
+# global loads per element ($\le 2n$) and at most one atomic per block
+# ($\le \lceil n / \text{BLOCK} \rceil$).
+
+# %%
+@cuda.jit
+def dot_kernel(a, b, out):
+    raise NotImplementedError("exercise 09.6: one atomic per block")
+
+
+check("09.6", dot_kernel)
+
+# %% [markdown]
+# ### Exercise 09.7 (copy): the memory system's speed limit
+#
+# Write `copy_kernel(a, out)` so that `out[r, c] = a[r, c]` for a `rows` $\times$ `cols` float32
+# matrix, one thread per element, consecutive threads on consecutive columns: a copy moves each
+# byte once and does no arithmetic, so it is the bandwidth every other kernel is measured
+# against. **Launch:** blocks of `BLOCK_2D` = (32, 8) threads, x along the columns, on
+# $(\lceil \text{cols}/32 \rceil, \lceil \text{rows}/8 \rceil)$ blocks. **Cost target:** a
+# coalescing efficiency of at least 60%.
+
+# %%
+@cuda.jit
+def copy_kernel(a, out):
+    raise NotImplementedError("exercise 09.7: the memory system's speed limit")
+
+
+check("09.7", copy_kernel)
+
+# %% [markdown]
+# ### Exercise 09.8 (transpose): coalesced on both sides through a shared tile
+#
+# Write `transpose_kernel(a, out)` so that `out[c, r] = a[r, c]`; `a` is `rows` $\times$ `cols`
+# and `out` is `cols` $\times$ `rows`. Reading `a` along a row makes the writes to `out` go down
+# a column, 32 sectors for one warp. Instead, each block loads a `TILE_T` $\times$ `TILE_T` tile
+# of `a` into shared memory with coalesced reads, waits, and writes the transposed tile to `out`
+# with coalesced writes. **Launch:** blocks of (`TILE_T`, `TILE_T`) = (32, 32) threads, one per
+# tile element, x along the columns of `a`, on $(\lceil \text{cols}/32 \rceil,
+# \lceil \text{rows}/32 \rceil)$ blocks: block (x, y) owns the tile of `a` at rows
+# $32y \ldots 32y + 31$ and columns $32x \ldots 32x + 31$. **Cost target:** a coalescing
+# efficiency of at least 60% over all global loads and stores.
+
+# %%
+@cuda.jit
+def transpose_kernel(a, out):
+    raise NotImplementedError("exercise 09.8: coalesced on both sides through a shared tile")
+
+
+check("09.8", transpose_kernel)
+
+# %% [markdown]
+# ### Exercise 09.9 (padded transpose): no bank conflicts
+#
+# In 09.8 the 32 lanes of a warp read `tile[tx, ty]` for 32 values of `tx`: 32 words that are
+# 32 words apart, all in the same shared-memory bank, served one after another. Write
+# `transpose_padded_kernel(a, out)`, the same transpose with the tile's rows padded so that those
+# reads land in 32 different banks. **Launch:** as in 09.8, blocks of (32, 32) threads on
+# $(\lceil \text{cols}/32 \rceil, \lceil \text{rows}/32 \rceil)$ blocks. **Cost target:** a
+# coalescing efficiency of at least 60% and a bank-conflict degree of 1 for every shared-memory
+# request.
+
+# %%
+@cuda.jit
+def transpose_padded_kernel(a, out):
+    raise NotImplementedError("exercise 09.9: no bank conflicts")
+
+
+check("09.9", transpose_padded_kernel)
+
+# %% [markdown]
+# ### Exercise 09.10 (matmul): one thread per output element
+#
+# Write `matmul_kernel(a, b, out)` so that `out = a @ b`, with `a` of shape $m \times k$, `b` of
+# shape $k \times n$ and `out` of shape $m \times n$, all float32 and all three sizes different.
+# Each thread computes one `out[i, j]` as a dot product of length $k$, summed in a local
+# variable. **Launch:** blocks of (`TILE`, `TILE`) = (16, 16) threads, **x along the columns j**
+# of `out` and y along its rows i, on $(\lceil n/16 \rceil, \lceil m/16 \rceil)$ blocks.
+# **Cost target:** at most $2mkn$ global loads (two per multiply-add).
+
+# %%
+@cuda.jit
+def matmul_kernel(a, b, out):
+    raise NotImplementedError("exercise 09.10: one thread per output element")
+
+
+check("09.10", matmul_kernel)
+
+# %% [markdown]
+# ### Exercise 09.11 (tiled matmul): reuse through shared memory
+#
+# In 09.10 every element of `a` is read $n$ times and every element of `b` $m$ times. Write
+# `matmul_tiled_kernel(a, b, out)`, the same product in which each block steps along $k$ one
+# `TILE` at a time: its threads load a `TILE` $\times$ `TILE` tile of `a` and one of `b` into
+# shared memory (one element each, zero where the tile runs past an edge), wait, multiply the two
+# tiles into their running sums, and wait again before the next load. **Launch:** as in 09.10,
+# blocks of (16, 16) threads, x along the columns of `out`, on $(\lceil n/16 \rceil,
+# \lceil m/16 \rceil)$ blocks. Every thread of a block must take part in every load and every
+# barrier, even one whose `out[i, j]` lies outside the matrix. **Cost target:** at most lesson
+# 06's tiled count of global loads, $m\,k \lceil n/\text{TILE} \rceil + k\,n \lceil m/\text{TILE}
+# \rceil$.
+
+# %%
+@cuda.jit
+def matmul_tiled_kernel(a, b, out):
+    raise NotImplementedError("exercise 09.11: reuse through shared memory")
+
+
+check("09.11", matmul_tiled_kernel)
+
+# %% [markdown]
+# ### Exercise 09.12 (softmax): one block per row, three passes
+#
+# Write `softmax_kernel(x, out)` so that each row of `out` is the softmax of the same row of `x`
+# (`rows` $\times$ `cols`, float32): $\text{out}_{rc} = e^{x_{rc} - m_r} / \sum_{c'} e^{x_{rc'}
+# - m_r}$ with $m_r$ the row's maximum, subtracted so that no exponential overflows. **Launch:**
+# one block of `BLOCK` = 128 threads per row, a grid of (`rows`,) blocks; thread $t$ handles
+# columns $t, t + 128, t + 256, \ldots$ Pass 1 finds the maximum (a max-reduction in shared
+# memory), pass 2 the sum of exponentials (a sum-reduction), pass 3 writes the output.
+# **Cost target:** at most three global loads per element ($\le 3\,$rows$\,\cdot\,$cols).
+
+# %%
+@cuda.jit
+def softmax_kernel(x, out):
+    raise NotImplementedError("exercise 09.12: one block per row, three passes")
+
+
+check("09.12", softmax_kernel)
+
+# %% [markdown]
+# ### Exercise 09.13 (online softmax): the maximum and the sum in one pass
+#
+# Passes 1 and 2 of 09.12 each read the whole row. Write `online_softmax_kernel(x, out)`, the
+# same softmax reading `x` only twice: each thread keeps a running maximum $m$ and a running sum
+# $s$ of $e^{x - m}$; when a new value $v$ raises the maximum to $m' = \max(m, v)$, the sum so
+# far is rescaled, $s \leftarrow s\,e^{m - m'} + e^{v - m'}$ (lesson 06's online softmax). The
+# block then merges the threads' pairs $(m, s)$ with the same rule, and a last pass writes the
+# output. **Launch:** as in 09.12, one block of `BLOCK` = 128 threads per row. **Cost target:**
+# at most two global loads per element ($\le 2\,$rows$\,\cdot\,$cols).
+
+# %%
+@cuda.jit
+def online_softmax_kernel(x, out):
+    raise NotImplementedError("exercise 09.13: the maximum and the sum in one pass")
+
+
+check("09.13", online_softmax_kernel)
+
+# %% [markdown]
+# When every check passes, rerun one puzzle with `run_task` and read its `profile.summary()`:
+# the copy of 09.7 and the transposes of 09.8 and 09.9 move the same bytes, and the tiled
+# matmul of 09.11 reads a fraction of what 09.10 reads, the ratio lesson 06 predicted for a
+# 16-wide tile.
