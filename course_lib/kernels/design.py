@@ -6,10 +6,13 @@ matmul), in blocks of ``tile x tile`` threads. Traffic counts every 32-byte sect
 access touches, with no reuse by the caches (the profiler's model):
 
 * copy, shared-tile transpose: read and write each element once, coalesced: 8 N^2 bytes.
-* naive transpose: reads coalesced, but a warp's 32 writes land on 32 rows, one sector each:
-  4 N^2 + 32 N^2 bytes (8x too much on the write side).
-* naive matmul: each of the N^2 threads reads a row of A and a column of B: 8 N^3 + 4 N^2 bytes
-  (an upper bound: on a GPU the caches catch much of it).
+* naive transpose: reads coalesced, but a warp (32/T rows of T threads) writes T output rows,
+  one sector for each of its T columns: T sectors per 32 elements, so 4 N^2 + T N^2 bytes
+  (8x too much on the write side at T = 32).
+* naive matmul: for each of the N steps along k, a warp of 32/T rows x T columns touches 32/T
+  sectors of A (one address per row, a broadcast) and T/8 of B (T neighbouring floats): per
+  thread and step (32/T + T/8) bytes, so N^3 (32/T + T/8) + 4 N^2 bytes in all (an upper bound:
+  on a GPU the caches catch much of it).
 * tiled matmul: lesson 06's formula, 4 (N^2 ceil(N/T) + N^2 ceil(N/T) + N^2) bytes.
 """
 
@@ -50,13 +53,13 @@ def _traffic(design: str, n: int, tile: int) -> tuple[float, float, int]:
     if design == "copy":
         return 0.0, 2.0 * _F * n * n, 0
     if design == "transpose (naive)":
-        return 0.0, _F * n * n + 32.0 * n * n, 0
+        return 0.0, _F * n * n + float(tile) * n * n, 0
     if design == "transpose (shared tile)":
         return 0.0, 2.0 * _F * n * n, _F * tile * tile
     if design == "transpose (padded tile)":
         return 0.0, 2.0 * _F * n * n, _F * tile * (tile + 1)
     if design == "matmul (naive)":
-        return 2.0 * n ** 3, 2.0 * _F * n ** 3 + _F * n * n, 0
+        return 2.0 * n ** 3, float(n) ** 3 * (32.0 / tile + tile / 8.0) + _F * n * n, 0
     t = tiled_matmul_traffic(n, n, n, tile, tile, bytes_per_element=_F)
     return 2.0 * n ** 3, t.bytes_moved, 2 * _F * tile * tile
 

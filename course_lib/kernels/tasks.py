@@ -314,7 +314,9 @@ _add(KernelTask(
     launch=lambda s: _grid2(s["m"], s["n"], (TILE, TILE)),
     flops=lambda s: 2.0 * s["m"] * s["k"] * s["n"],
     min_bytes=lambda s: _F * (s["m"] * s["k"] + s["k"] * s["n"] + s["m"] * s["n"]),
-    bytes_model=lambda s: _F * (2.0 * s["m"] * s["k"] * s["n"] + s["m"] * s["n"]),
+    # Sectors with TILE = 16 (a warp is 2 rows x 16 columns): per thread and step along k,
+    # 2 sectors of a (a broadcast per row) and 2 of b, 128 bytes per 32 threads: 4 m k n bytes.
+    bytes_model=lambda s: _F * (s["m"] * s["k"] * s["n"] + s["m"] * s["n"]),
     targets=(_loads_at_most(lambda s: 2 * s["m"] * s["k"] * s["n"], "2 m k n"),),
     large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4, edge_sizes=_matmul_edge))
 

@@ -30,6 +30,7 @@ import inspect
 import itertools
 import linecache
 import os
+import re
 import sysconfig
 from operator import index as _index
 import sys
@@ -197,7 +198,8 @@ class Trace:
         return f"thread {_fmt(t)} of block {_fmt(b)}"
 
     def line_text(self, line: int) -> str:
-        return self.source_lines.get(int(line), "").strip()
+        """The source of a kernel line, without its comment."""
+        return re.sub(r"\s+#.*$", "", self.source_lines.get(int(line), "")).strip()
 
     def block_of(self, tids) -> np.ndarray:
         return np.asarray(tids) // self.launch.threads_per_block

@@ -1,0 +1,940 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · The kernel lab: write GPU kernels, check them, profile them
+#
+# **Learning objectives.** After this lesson you can
+#
+# 1. say which thread of a CUDA launch handles which element of an array, and which warp and lane
+#    that thread is, for 1D and 2D grids (x is the column, the fast index);
+# 2. write guarded elementwise, 2D, reduction, transpose, matmul and softmax kernels in CUDA
+#    Python and check them against NumPy on sizes no block size divides;
+# 3. read a kernel's profile: global loads and the 32-byte sectors they move (coalescing, lesson
+#    02), shared-memory passes (bank conflicts, lesson 03), SIMT efficiency and races;
+# 4. explain why a missing `cuda.syncthreads()` is a bug even when the output is right;
+# 5. count the global loads of a naive and a tiled matmul, match them to lesson 06's formula,
+#    and predict a kernel's time and occupancy on a real accelerator.
+#
+# The kernels are real CUDA Python, written with numba-cuda's `@cuda.jit`. On a machine without
+# an NVIDIA GPU, `cuda` is numba's CPU simulator; either way the course runs each kernel on its
+# own traced executor (`course_lib.kernels`): one CUDA thread at a time, the threads of a block
+# in order from one barrier to the next, every array index checked and every memory access
+# recorded. A run is deterministic, so every count below is the same on every run. The same
+# kernel runs unchanged on a GPU (section 11).
+
+# %%
+import math
+
+import numpy as np
+import matplotlib.pyplot as plt
+
+from course_lib.hardware import get_accelerator, list_accelerators
+from course_lib.kernels import cuda, gpu_present, simulator_selected
+from course_lib.kernels.profile import ASSUMED_REGISTERS, predict_time, profile_trace, warp_lane_timeline
+from course_lib.kernels.tasks import (BLOCK, BLOCK_2D, TILE, TILE_T, KernelCheckError, check_kernel,
+                                      predict_task, run_task)
+from course_lib.kernels.trace import WRITE, OutOfBoundsError, trace_launch
+from course_lib.memory import column_read_conflict_degree
+from course_lib.simt import coalescing
+from course_lib.tiling import tiled_matmul_traffic
+from course_lib.plots import use_course_style
+from course_lib.plots.kernels import plot_warp_access, plot_warp_lanes
+
+use_course_style()
+h100 = get_accelerator("H100 SXM")
+SEED = 1680                  # any seed works; this one keeps every launch below small
+# A few sizes trimmed below the tasks' own random draws (still odd, still with partial blocks), so
+# that every cell stays quick on the simulator. The puzzles use the full draws.
+TRIM = {"block_sum": {"n": 3 * BLOCK - 5},                 # three blocks, the last one partial
+        "transpose": {"cols": TILE_T - 5},                 # one tile wide
+        "matmul": {"m": TILE - 3, "n": 2 * TILE - 5}}      # one tile of rows, two of columns
+print(f"{'an NVIDIA GPU is present' if gpu_present() else 'no NVIDIA GPU here'}; numba's cuda is "
+      f"{'its CPU simulator' if simulator_selected() else 'the real device'}")
+print(f"{h100.name}: warps of {h100.warp_size} threads, at most {h100.max_threads_per_block} threads "
+      f"per block. The tasks' blocks: BLOCK = {BLOCK}, BLOCK_2D = {BLOCK_2D}, TILE_T = {TILE_T}, "
+      f"TILE = {TILE}")
+
+# %% [markdown]
+# ## 1. Grid, block, warp, lane
+#
+# A launch `kernel[grid, block](args)` starts `grid` blocks of `block` threads each, all running
+# the same function. A **block** (at most 1024 threads, printed above) runs on one SM; its
+# threads share the block's shared memory and can wait for each other at `cuda.syncthreads()`.
+# Blocks cannot wait for each other. The hardware issues instructions per **warp**: 32
+# consecutive threads of one block, numbered with x fastest (lesson 02). A thread's place in its
+# warp is its **lane**.
+#
+# Each thread finds its element from its coordinates. In one dimension `cuda.grid(1)` is
+#
+# $$ i = \text{blockIdx.x} \times \text{blockDim.x} + \text{threadIdx.x}, \qquad
+#    \text{warp} = \lfloor t / 32 \rfloor, \quad \text{lane} = t \bmod 32, $$
+#
+# where $t$ is the thread's number within its block. A launch covers $n$ elements with
+# $\lceil n / \text{blockDim.x} \rceil$ blocks, so the last block usually runs past the end: every
+# kernel needs a **guard**, `if i < n`.
+#
+# `trace_launch(kernel, grid, block, *args)` is the course's `kernel[grid, block](*args)`: it runs
+# the launch on the traced executor, updates the NumPy arrays in place and returns the trace.
+# Here 150 elements in blocks of 64 threads, each thread writing down who it is:
+
+# %%
+@cuda.jit
+def who_am_i(block_of, thread_of, warp_of, lane_of):
+    i = cuda.grid(1)                       # blockIdx.x * blockDim.x + threadIdx.x
+    if i < block_of.size:                  # the guard: the last block runs past the end
+        block_of[i] = cuda.blockIdx.x
+        thread_of[i] = cuda.threadIdx.x
+        warp_of[i] = cuda.threadIdx.x // 32
+        lane_of[i] = cuda.threadIdx.x % 32
+
+
+n_demo, block_demo = 150, 64
+grid_demo = -(-n_demo // block_demo)
+ids = [np.full(n_demo, -1, np.int32) for _ in range(4)]
+who = trace_launch(who_am_i, grid_demo, block_demo, *ids)
+block_of, thread_of, warp_of, lane_of = ids
+print(f"{grid_demo} blocks x {block_demo} threads = {grid_demo * block_demo} threads for {n_demo} "
+      f"elements: {grid_demo * block_demo - n_demo} threads fail the guard and do nothing")
+print(f"{'element':>7s} {'blockIdx.x':>10s} {'threadIdx.x':>11s} {'warp in block':>13s} {'lane':>5s}")
+for i in (0, 31, 32, 63, 64, 127, 128, n_demo - 1):
+    print(f"{i:7d} {block_of[i]:10d} {thread_of[i]:11d} {warp_of[i]:13d} {lane_of[i]:5d}")
+elements = np.arange(n_demo)
+assert np.array_equal(block_of * block_demo + thread_of, elements)
+assert np.array_equal(warp_of, elements % block_demo // 32) and np.array_equal(lane_of, elements % 32)
+# Second way: the executor's own record of which thread wrote each element.
+writes = (who.acc_kind == WRITE) & (who.acc_array == 0)
+assert np.array_equal(who.acc_tid[writes][np.argsort(who.acc_index[writes])], elements)
+
+# %% [markdown]
+# In two dimensions `c, r = cuda.grid(2)` gives the thread's x and y. **x is the column**, the
+# fast index of a row-major array, so the 32 lanes of a warp take neighbouring columns of one row
+# when the block is at least 32 wide. With a block 16 wide and 4 tall, a warp is two half-rows.
+# Each element of a 6 x 40 matrix below shows the number of the warp, counted over the whole
+# launch, that handles it (warp 10 prints as `a`):
+
+# %%
+@cuda.jit
+def whose_warp(warp_of):
+    c, r = cuda.grid(2)                    # x is the column, y the row
+    if r < warp_of.shape[0] and c < warp_of.shape[1]:
+        t = cuda.threadIdx.y * cuda.blockDim.x + cuda.threadIdx.x      # x fastest in the block
+        b = cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x
+        warp_of[r, c] = b * (cuda.blockDim.x * cuda.blockDim.y // 32) + t // 32
+
+
+shape_2d, block_2d = (6, 40), (16, 4)
+grid_2d = (-(-shape_2d[1] // block_2d[0]), -(-shape_2d[0] // block_2d[1]))   # (column blocks, row blocks)
+warps_2d = np.full(shape_2d, -1, np.int32)
+who2 = trace_launch(whose_warp, grid_2d, block_2d, warps_2d)
+digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+n_warps_2d = grid_2d[0] * grid_2d[1] * block_2d[0] * block_2d[1] // 32
+print(f"grid {grid_2d} x block {block_2d}: {n_warps_2d} warps")
+for row in warps_2d:
+    print("  " + "".join(digits[w] for w in row))
+idle_warps = sorted(set(range(n_warps_2d)) - set(warps_2d.reshape(-1).tolist()))
+print(f"warps with no element: {idle_warps}")
+assert idle_warps == list(range(n_warps_2d // 2 + 1, n_warps_2d, 2))      # second warps, bottom blocks
+# Second way: the same numbering from the formula, in NumPy ...
+r, c = np.indices(shape_2d)
+block_linear = (r // block_2d[1]) * grid_2d[0] + c // block_2d[0]
+t_in_block = (r % block_2d[1]) * block_2d[0] + c % block_2d[0]
+assert np.array_equal(warps_2d, block_linear * (block_2d[0] * block_2d[1] // 32) + t_in_block // 32)
+# ... and from the executor, whose warps are 32 consecutive thread numbers of a block.
+writes = who2.acc_kind == WRITE
+assert np.array_equal(warps_2d.reshape(-1)[who2.acc_index[writes]], who2.acc_tid[writes] // 32)
+
+# %% [markdown]
+# The bottom blocks overhang the matrix: their second warps have no element and do
+# nothing after the guard. The elementwise tasks below use blocks of `BLOCK_2D` = (32, 8): 32
+# wide, so each warp is 32 consecutive columns of one row.
+#
+# ## 2. A map, and what the guard is for
+#
+# `run_task(task, kernel, seed=...)` draws random sizes that no block size divides, makes the
+# data, launches the kernel on the traced executor and profiles it. It returns a `TaskRun`:
+# `.sizes`, `.data` (the arrays after the launch), `.expected` (NumPy's answer), `.correct` and
+# `.profile`. The first task: `out[i] = 10 * a[i] + 1`.
+
+# %%
+@cuda.jit
+def map_kernel(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 10 * a[i] + 1
+
+
+map_run = run_task("map", map_kernel, seed=SEED)
+prof = map_run.profile
+n = map_run.sizes["n"]
+print(prof.summary())
+assert map_run.correct and np.allclose(map_run.data["out"], 10 * map_run.data["a"] + 1)
+assert prof.global_loads == prof.global_stores == n
+# Second way for the traffic: each array is n contiguous floats from an aligned base.
+assert prof.bytes_moved == 2 * 32 * math.ceil(4 * n / 32)
+# Only the warp that holds element n splits at the guard; warps wholly past the end do not diverge.
+assert prof.divergent_warps == (1 if n % 32 else 0)
+
+# %% [markdown]
+# Read the summary from the top: the launch; SIMT efficiency and the warps that diverged (lesson
+# 02); global loads and stores, the bytes the lanes asked for and the sectors that moved; FLOP
+# and intensity (lesson 04); and whether the trace showed any unsafe access. One warp diverged:
+# the one that straddles the end of the array, whose lanes split at the guard.
+#
+# Without the guard, the first thread past the end reads `a[n]`. On a GPU that reads whatever
+# lies there, or crashes; the course's executor stops and says where:
+
+# %%
+@cuda.jit
+def map_no_guard(a, out):
+    i = cuda.grid(1)
+    out[i] = 10 * a[i] + 1
+
+
+try:
+    run_task("map", map_no_guard, seed=SEED)
+except OutOfBoundsError as exc:
+    message = str(exc)
+print(message)
+assert f"a[{n}]" in message
+
+# %% [markdown]
+# ## 3. Two dimensions, and which way the warp runs
+#
+# `map2d` adds one to every element of a `rows x cols` matrix, one thread per element, with x on
+# columns. The profile's `table()` has one row per memory instruction (a source line stands in
+# for an instruction): its warp-level requests, the 32-byte sectors per request and the share of
+# moved bytes the lanes asked for.
+
+# %%
+@cuda.jit
+def map2d_kernel(a, out):
+    c, r = cuda.grid(2)                    # x on columns: a warp reads 32 neighbours in a row
+    if r < a.shape[0] and c < a.shape[1]:
+        out[r, c] = a[r, c] + 1
+
+
+map2d_run = run_task("map2d", map2d_kernel, seed=SEED)
+rows, cols = map2d_run.sizes["rows"], map2d_run.sizes["cols"]
+assert map2d_run.correct
+print(map2d_run.profile.summary())
+print(map2d_run.profile.table())
+
+# %% [markdown]
+# Now swap the roles: x on rows. The launch must swap too, or the threads would not cover the
+# matrix. The result is the same; the memory traffic is not. The 32 lanes of a warp now read one
+# element from each of 32 rows, `cols` floats apart.
+
+# %%
+@cuda.jit
+def map2d_x_on_rows(a, out):
+    r, c = cuda.grid(2)                    # x on rows: a warp reads down a column
+    if r < a.shape[0] and c < a.shape[1]:
+        out[r, c] = a[r, c] + 1
+
+
+a_2d = map2d_run.data["a"]
+out_2d = np.zeros_like(a_2d)
+grid_rows = (-(-rows // BLOCK_2D[0]), -(-cols // BLOCK_2D[1]))
+rows_prof = profile_trace(trace_launch(map2d_x_on_rows, grid_rows, BLOCK_2D, a_2d, out_2d), flops=rows * cols)
+assert np.array_equal(out_2d, a_2d + 1)
+print(rows_prof.table())
+
+# %% [markdown]
+# Check the profile against lesson 02's coalescing calculator. For every warp of the launch,
+# NumPy computes the elements its lanes touch from the same mapping, keeps the lanes that pass
+# the guard, and hands their byte addresses to `course_lib.simt.coalescing`. The sum of its
+# sectors must equal the profile's count for the load of `a`.
+
+# %%
+def sectors_of_mapping(grid, block, cols, element):
+    """Sectors touched by all warps of a 2D launch: ``element(x, y) -> (r, c, active)`` says
+    which element of a row-major float32 matrix ``cols`` wide each thread reads."""
+    by, bx, ty, tx = (v.reshape(-1) for v in np.indices((grid[1], grid[0], block[1], block[0])))
+    r, c, active = element(bx * block[0] + tx, by * block[1] + ty)    # x, y as cuda.grid(2)
+    total = 0
+    for w in range(r.size // 32):                                     # 32 consecutive threads
+        lanes = slice(32 * w, 32 * w + 32)
+        if active[lanes].any():
+            addresses = 4 * (r[lanes] * cols + c[lanes])
+            total += coalescing(addresses[active[lanes]]).n_sectors
+    return total
+
+
+def load_of(profile, array="a"):
+    return next(i for i in profile.instructions if i.array == array and i.op == "load")
+
+
+x_on_cols = sectors_of_mapping(map2d_run.profile.launch.grid, BLOCK_2D, cols,
+                               lambda x, y: (y, x, (y < rows) & (x < cols)))
+x_on_rows = sectors_of_mapping(grid_rows, BLOCK_2D, cols, lambda x, y: (x, y, (x < rows) & (y < cols)))
+cols_load, rows_load = load_of(map2d_run.profile), load_of(rows_prof)
+print(f"x on columns: {cols_load.sectors} sectors ({cols_load.sectors_per_request:.2f} per request), "
+      f"coalescing() says {x_on_cols}")
+print(f"x on rows:    {rows_load.sectors} sectors ({rows_load.sectors_per_request:.2f} per request), "
+      f"coalescing() says {x_on_rows}: {rows_load.sectors / cols_load.sectors:.1f}x the traffic")
+assert cols_load.sectors == x_on_cols and rows_load.sectors == x_on_rows
+
+# %% [markdown]
+# The picture of one warp's load, drawn from the trace: which bytes each lane asked for, and
+# which sectors had to move. Warp 1 of block 0 is thread row 1: with x on columns it reads row 1
+# of `a`, which does not start on a sector boundary because `cols` is odd; with x on rows it reads
+# column 1.
+
+# %%
+assert (4 * cols) % 32 != 0
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+plot_warp_access(map2d_run.profile.trace, cols_load.line, warp=1, ax=axes[0])
+plot_warp_access(rows_prof.trace, rows_load.line, warp=1, ax=axes[1])
+axes[0].set_xlabel("byte address (x on columns)")
+axes[1].set_xlabel("byte address (x on rows)")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# With x on columns a warp's request touches a few neighbouring sectors: four when the row
+# segment starts on a sector boundary, one more when it does not. With x on rows each lane needs
+# its own sector, of which it uses 4 bytes.
+#
+# ## 4. A block reduction in shared memory, and the race
+#
+# `block_sum` writes, for each block, the sum of the `BLOCK` elements it covers. Each thread loads
+# one element into shared memory; then half the threads add the upper half onto the lower half,
+# then a quarter, and so on: $\log_2 \text{BLOCK}$ steps. Between steps every thread must wait,
+# `cuda.syncthreads()`, until the step before is finished.
+
+# %%
+@cuda.jit
+def block_sum_kernel(a, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+sum_run = run_task("block_sum", block_sum_kernel, seed=SEED, sizes=TRIM["block_sum"])
+sum_prof = sum_run.profile
+n_sum = sum_run.sizes["n"]
+print(sum_prof.summary())
+assert sum_run.correct and sum_prof.safe
+assert sum_prof.global_loads == n_sum and sum_prof.global_stores == -(-n_sum // BLOCK)
+assert sum_prof.barriers == 1 + int(math.log2(BLOCK))
+
+# %% [markdown]
+# Warp 0 over time: the tree halves the active threads at each step, and once fewer than 32
+# threads remain, warp 0 runs on with most of its lanes idle (lesson 02's picture, from a real
+# kernel).
+
+# %%
+lines, mask = warp_lane_timeline(sum_prof.trace, warp=0)
+print(f"warp 0 issued {len(lines)} instructions with {mask.sum()} active lane-slots "
+      f"({mask.sum() / mask.size:.0%} of {32 * len(lines)})")
+assert len(lines) == sum_prof.issued_per_warp[0] and mask.sum() == sum_prof.slots_per_warp[0]
+fig = plot_warp_lanes(sum_prof.trace, warp=0)
+plt.show()
+
+# %% [markdown]
+# Remove the barriers and the executor runs thread 0 to the end before thread 1 starts: thread 0
+# adds `s[64]` before thread 64 has stored it. Shared memory starts uninitialised (NaN here), so
+# the sums come out as NaN. The profile names the first pair of accesses that nothing ordered:
+
+# %%
+@cuda.jit
+def block_sum_no_sync(a, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+no_sync = run_task("block_sum", block_sum_no_sync, seed=SEED, sizes=TRIM["block_sum"])
+print(f"correct: {no_sync.correct}; NaN sums: {int(np.isnan(no_sync.data['out']).sum())} of "
+      f"{no_sync.data['out'].size}")
+for problem in no_sync.profile.problems:
+    print(f"{problem.kind}: {problem.message}")
+assert not no_sync.correct and no_sync.profile.problems[0].kind == "race"
+
+# %% [markdown]
+# A wrong answer is the lucky case. The next kernel sums the tree the other way round: thread
+# $t$ adds `s[t - stride]` onto `s[t]`, so every thread reads only what threads *before* it wrote,
+# and the sum ends in the last element. Running the threads in order, as the executor does, gives
+# the right answer without a single barrier. On a GPU, warps run in no promised order, so the
+# answer would depend on timing. The check looks at the trace, not only the output, and refuses it:
+
+# %%
+@cuda.jit
+def block_sum_upward(a, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    stride = 1
+    while stride < BLOCK:
+        if t % (2 * stride) == 2 * stride - 1:
+            s[t] += s[t - stride]
+        stride *= 2
+    if t == BLOCK - 1:
+        out[cuda.blockIdx.x] = s[t]
+
+
+upward = run_task("block_sum", block_sum_upward, seed=SEED, sizes=TRIM["block_sum"])
+print(f"correct: {upward.correct}; problems: {len(upward.profile.problems)}")
+assert upward.correct and upward.profile.problems[0].kind == "race"
+try:
+    check_kernel("block_sum", block_sum_upward)
+except KernelCheckError as exc:
+    check_message = str(exc)
+print(check_message)
+assert "race" in check_message
+
+# %% [markdown]
+# ## 5. A coalesced copy and a strided one
+#
+# Two kernels copy a matrix with the same launch and give the same result. The first copies the
+# element its coordinates name. The second numbers the threads row by row, $k = r \cdot
+# \text{cols} + c$, but walks the matrix column by column: thread $k$ copies element
+# $(k \bmod \text{rows}, \lfloor k / \text{rows} \rfloor)$, so neighbouring lanes are a whole row
+# apart.
+
+# %%
+@cuda.jit
+def copy_kernel(a, out):
+    c, r = cuda.grid(2)
+    if r < a.shape[0] and c < a.shape[1]:
+        out[r, c] = a[r, c]
+
+
+@cuda.jit
+def copy_strided(a, out):
+    c, r = cuda.grid(2)
+    if r < a.shape[0] and c < a.shape[1]:
+        k = r * a.shape[1] + c                       # this thread's number, row by row
+        rr, cc = k % a.shape[0], k // a.shape[0]     # ... used to walk down the columns
+        out[rr, cc] = a[rr, cc]
+
+
+copy_run = run_task("copy", copy_kernel, seed=SEED)
+strided_run = run_task("copy", copy_strided, seed=SEED)
+assert copy_run.correct and strided_run.correct and copy_run.sizes == strided_run.sizes
+rows, cols = copy_run.sizes["rows"], copy_run.sizes["cols"]
+for name, run in [("coalesced", copy_run), ("strided", strided_run)]:
+    p = run.profile
+    print(f"{name:9s}: {p.global_sectors:5d} sectors = {p.bytes_moved:7,d} B moved for "
+          f"{p.global_bytes_requested:,} B requested (coalescing {p.coalescing_efficiency:.0%})")
+ratio_strided = strided_run.profile.bytes_moved / copy_run.profile.bytes_moved
+print(f"the strided copy moves {ratio_strided:.1f}x the bytes")
+# Second way: lesson 02's calculator on every warp's load, from each kernel's mapping.
+grid_copy = copy_run.profile.launch.grid
+coalesced_sectors = sectors_of_mapping(grid_copy, BLOCK_2D, cols,
+                                       lambda x, y: (y, x, (y < rows) & (x < cols)))
+strided_sectors = sectors_of_mapping(grid_copy, BLOCK_2D, cols, lambda x, y: (
+    (y * cols + x) % rows, (y * cols + x) // rows, (y < rows) & (x < cols)))
+assert load_of(copy_run.profile).sectors == coalesced_sectors
+assert load_of(strided_run.profile).sectors == strided_sectors
+
+# %% [markdown]
+# ## 6. A transpose through shared memory, and padding
+#
+# A transpose `out[c, r] = a[r, c]` cannot be coalesced on both sides at once: if a warp reads a
+# row of `a`, it writes a column of `out`. The naive kernel below reads well and writes one
+# sector per lane. The fix stages a `TILE_T x TILE_T` tile in shared memory: the block reads its
+# tile row by row (coalesced), waits, then writes the transposed tile row by row (coalesced). The
+# transposition happens in shared memory, where lane `tx` reads `tile[tx, ty]`: a column of the
+# tile. Lesson 03 computed what that costs: with rows of 32 words, a column sits in one bank.
+# (The matrix keeps its drawn rows but is trimmed to one tile wide, to halve the threads the
+# simulator runs.)
+
+# %%
+@cuda.jit
+def transpose_naive(a, out):
+    c, r = cuda.grid(2)
+    if r < a.shape[0] and c < a.shape[1]:
+        out[c, r] = a[r, c]
+
+
+@cuda.jit
+def transpose_kernel(a, out):
+    tile = cuda.shared.array((TILE_T, TILE_T), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * TILE_T + tx
+    r = cuda.blockIdx.y * TILE_T + ty
+    if r < a.shape[0] and c < a.shape[1]:
+        # a warp reads a row of a: coalesced
+        tile[ty, tx] = a[r, c]
+    cuda.syncthreads()
+    oc = cuda.blockIdx.y * TILE_T + tx               # output column = input row
+    orow = cuda.blockIdx.x * TILE_T + ty             # output row = input column
+    if orow < out.shape[0] and oc < out.shape[1]:
+        # a warp writes a row of out (coalesced) from a column of the tile
+        out[orow, oc] = tile[tx, ty]
+
+
+@cuda.jit
+def transpose_padded_kernel(a, out):
+    tile = cuda.shared.array((TILE_T, TILE_T + 1), np.float32)     # one word of padding per row
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * TILE_T + tx
+    r = cuda.blockIdx.y * TILE_T + ty
+    if r < a.shape[0] and c < a.shape[1]:
+        tile[ty, tx] = a[r, c]
+    cuda.syncthreads()
+    oc = cuda.blockIdx.y * TILE_T + tx
+    orow = cuda.blockIdx.x * TILE_T + ty
+    if orow < out.shape[0] and oc < out.shape[1]:
+        out[orow, oc] = tile[tx, ty]
+
+
+naive_t = run_task("transpose", transpose_naive, seed=SEED, sizes=TRIM["transpose"])
+tiled_t = run_task("transpose", transpose_kernel, seed=SEED, sizes=TRIM["transpose"])
+padded_t = run_task("transpose_padded", transpose_padded_kernel, seed=SEED, sizes=TRIM["transpose"])
+print(f"a is {tiled_t.sizes['rows']} x {tiled_t.sizes['cols']}")
+assert naive_t.correct and tiled_t.correct and padded_t.correct
+store_naive = next(i for i in naive_t.profile.instructions if i.op == "store")
+print(f"naive: reads {load_of(naive_t.profile).sectors_per_request:.2f} and writes "
+      f"{store_naive.sectors_per_request:.2f} sectors per request, {naive_t.profile.bytes_moved:,} B moved; "
+      f"shared tile: {tiled_t.profile.bytes_moved:,} B\n")
+print(tiled_t.profile.table())
+print()
+print(padded_t.profile.table())
+
+# %%
+assert store_naive.sectors_per_request > 4 * load_of(naive_t.profile).sectors_per_request
+assert tiled_t.profile.bytes_moved == padded_t.profile.bytes_moved < naive_t.profile.bytes_moved
+worst_tile, worst_padded = tiled_t.profile.bank_conflict_degree, padded_t.profile.bank_conflict_degree
+print(f"worst conflict degree: {worst_tile}-way with {TILE_T} words per row, "
+      f"{worst_padded}-way with {TILE_T + 1}; lesson 03's formula: "
+      f"{column_read_conflict_degree(32, 0)} and {column_read_conflict_degree(32, 1)}")
+print(f"shared-memory passes: {tiled_t.profile.shared_wavefronts:,} against "
+      f"{padded_t.profile.shared_wavefronts:,} for the same {tiled_t.profile.shared_requests:,} requests")
+assert worst_tile == column_read_conflict_degree(32, 0) and worst_padded == column_read_conflict_degree(32, 1)
+assert padded_t.profile.shared_wavefronts == padded_t.profile.shared_requests
+
+# %% [markdown]
+# The banks of warp 0's read of the tile, in both kernels. The conflicted read averages fewer
+# than 32 passes in the table because the edge tiles have fewer rows than 32, so fewer lanes
+# read.
+
+# %%
+def shared_load_line(profile):
+    return next(i.line for i in profile.instructions if i.space == "shared" and i.op == "load")
+
+
+read_line, read_line_padded = shared_load_line(tiled_t.profile), shared_load_line(padded_t.profile)
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+plot_warp_access(tiled_t.profile.trace, read_line, warp=0, ax=axes[0])
+plot_warp_access(padded_t.profile.trace, read_line_padded, warp=0, ax=axes[1])
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 7. Matmul: naive, then tiled in shared memory
+#
+# The naive kernel gives each thread one element of $C = AB$: $k$ multiply-adds, reading a row of
+# $A$ and a column of $B$. That is $2k$ global loads per thread and $2mkn$ in all. The tiled kernel
+# stages `TILE x TILE` tiles of $A$ and $B$ in shared memory, and each element it loads from global
+# memory is then used by `TILE` threads. Lesson 06 counted what a tiled matmul reads: $A$ once per
+# column of output tiles and $B$ once per row of them,
+#
+# $$ \text{loads} = mk \left\lceil \frac{n}{T} \right\rceil + kn \left\lceil \frac{m}{T} \right\rceil, $$
+#
+# exact also for the partial tiles at the edges, where a guarded load reads only what exists.
+
+# %%
+@cuda.jit
+def matmul_kernel(a, b, out):
+    j, i = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        acc = 0.0
+        for p in range(a.shape[1]):
+            acc += a[i, p] * b[p, j]
+        out[i, j] = acc
+
+
+@cuda.jit
+def matmul_tiled_kernel(a, b, out):
+    sa = cuda.shared.array((TILE, TILE), np.float32)
+    sb = cuda.shared.array((TILE, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    j = cuda.blockIdx.x * TILE + tx
+    i = cuda.blockIdx.y * TILE + ty
+    acc = 0.0
+    for t0 in range(0, a.shape[1], TILE):
+        sa[ty, tx] = a[i, t0 + tx] if i < a.shape[0] and t0 + tx < a.shape[1] else 0.0
+        sb[ty, tx] = b[t0 + ty, j] if t0 + ty < b.shape[0] and j < b.shape[1] else 0.0
+        cuda.syncthreads()
+        for p in range(TILE):
+            acc += sa[ty, p] * sb[p, tx]
+        cuda.syncthreads()
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = acc
+
+
+mm_naive = run_task("matmul", matmul_kernel, seed=SEED, sizes=TRIM["matmul"])
+mm_tiled = run_task("matmul_tiled", matmul_tiled_kernel, seed=SEED, sizes=TRIM["matmul"])
+assert mm_naive.correct and mm_tiled.correct and mm_naive.sizes == mm_tiled.sizes
+m, k, n = (mm_naive.sizes[d] for d in "mkn")
+lesson06 = tiled_matmul_traffic(m, k, n, TILE, TILE, bytes_per_element=1)
+print(f"m, k, n = {m}, {k}, {n}; TILE = {TILE}")
+print(f"naive: {mm_naive.profile.global_loads:,} global loads; 2mkn = {2 * m * k * n:,}")
+print(f"tiled: {mm_tiled.profile.global_loads:,} global loads; lesson 06: "
+      f"{lesson06.a_bytes:,.0f} + {lesson06.b_bytes:,.0f} = {lesson06.a_bytes + lesson06.b_bytes:,.0f}")
+print(f"the tiles cut global loads {mm_naive.profile.global_loads / mm_tiled.profile.global_loads:.1f}x; "
+      f"each tiled thread passes {mm_tiled.profile.barriers} barriers")
+assert mm_naive.profile.global_loads == 2 * m * k * n
+assert all(d % TILE for d in (m, k, n))          # every side ends in a partial tile
+assert mm_naive.profile.global_loads / mm_tiled.profile.global_loads < TILE
+assert mm_tiled.profile.global_loads == lesson06.a_bytes + lesson06.b_bytes
+assert mm_tiled.profile.safe and mm_tiled.profile.bank_conflict_degree == 1
+
+# %% [markdown]
+# The loads fall by less than `TILE` times because these matrices are only one or two tiles wide
+# and every side ends in a partial tile. When `TILE` divides every side the ratio is exactly
+# $2mkn / (mk \cdot n/T + kn \cdot m/T) = T$, as the formula gives at the task's large size:
+
+# %%
+big = mm_tiled.task.large
+big_mm = tiled_matmul_traffic(big["m"], big["k"], big["n"], TILE, TILE, bytes_per_element=1)
+cut = 2 * big["m"] * big["k"] * big["n"] / (big_mm.a_bytes + big_mm.b_bytes)
+print(f"m, k, n = {big['m']}, {big['k']}, {big['n']}: 2mkn / lesson 06's loads = {cut:.1f}")
+assert cut == TILE
+
+# %% [markdown]
+# The shared-memory reads cost no conflicts: in `sa[ty, p]` the lanes that share a row read the
+# same word (a broadcast), and in `sb[p, tx]` they read neighbouring words.
+#
+# ## 8. A row softmax
+#
+# One block of `BLOCK` threads per row. Each thread strides over the row's columns, then the block
+# combines per-thread results in shared memory, twice: once for the row's maximum, once for the
+# sum of $e^{x - \max}$. A third pass writes $e^{x - \max} / \text{sum}$. Subtracting the maximum
+# keeps every exponential at most $e^0 = 1$, so nothing overflows whatever the inputs.
+
+# %%
+@cuda.jit
+def softmax_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    m = -math.inf
+    for c in range(t, cols, BLOCK):                  # pass 1: this thread's maximum
+        m = max(m, x[r, c])
+    s[t] = m
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] = max(s[t], s[t + stride])
+        cuda.syncthreads()
+        stride //= 2
+    m = s[0]
+    cuda.syncthreads()                               # everyone has read s[0] before it changes
+    total = 0.0
+    for c in range(t, cols, BLOCK):                  # pass 2: this thread's sum
+        total += math.exp(x[r, c] - m)
+    s[t] = total
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    total = s[0]
+    for c in range(t, cols, BLOCK):                  # pass 3: write
+        out[r, c] = math.exp(x[r, c] - m) / total
+
+
+sm_run = run_task("softmax", softmax_kernel, seed=SEED)
+rows_sm, cols_sm = sm_run.sizes["rows"], sm_run.sizes["cols"]
+x_sm = sm_run.data["x"].astype(np.float64)
+e = np.exp(x_sm - x_sm.max(axis=1, keepdims=True))
+assert sm_run.correct and np.allclose(sm_run.data["out"], e / e.sum(axis=1, keepdims=True), rtol=1e-4)
+print(sm_run.profile.summary())
+print(f"loads per element: {sm_run.profile.global_loads / (rows_sm * cols_sm):.0f}")
+assert sm_run.profile.global_loads == 3 * rows_sm * cols_sm
+assert sm_run.profile.global_stores == rows_sm * cols_sm
+
+# %% [markdown]
+# Each element is read three times. The online softmax of lesson 06 keeps a running maximum and
+# rescales the running sum whenever the maximum grows, which merges the first two passes: two
+# reads per element. Writing it as a kernel, with its shared-memory combine, is one of the
+# puzzles.
+#
+# ## 9. From a profile to a predicted time
+#
+# A CUDA Python kernel runs on the FP32 lanes, not the tensor cores, so lesson 04's roofline
+# bound uses the FP32 peak $\pi_{32}$:
+#
+# $$ t \ge \max\left(\frac{F}{\pi_{32}},\; \frac{Q}{\beta}\right), \qquad Q = 32 \times \text{sectors}. $$
+#
+# $Q$ counts every sector a global instruction touches, with no reuse by the L1 or L2 caches. That
+# is exact for kernels whose sectors are each touched once (the map, the copy, the shared-tile
+# transposes), and an upper bound where several instructions touch the same sector: the naive
+# matmul re-reads its inputs, and the strided copy and the naive transpose use 4 bytes of a
+# sector whose other bytes other warps use. On a GPU the caches catch much of that. And a source
+# line stands in for an instruction: the counts are of lines, not of the machine instructions a
+# compiler emits; the ratios are what carry over.
+#
+# `predict_task(run, accelerator)` evaluates the bound at the traced size, and
+# `predict_task(run, accelerator, sizes="large")` at a realistic one. For the large size it takes
+# the task's traffic formula and scales it by how far the traced kernel was from that formula:
+# a kernel that moved twice the formula's bytes when traced is assumed to move twice at scale. Beside
+# the time: the occupancy of the launch's block (lesson 01's calculator; the compiler decides the
+# registers per thread, so a typical figure is assumed, printed below).
+
+# %%
+runs = {"map": map_run, "copy": copy_run, "copy (strided)": strided_run, "transpose (naive)": naive_t,
+        "transpose (tile)": tiled_t, "transpose (padded)": padded_t, "matmul (naive)": mm_naive,
+        "matmul (tiled)": mm_tiled, "softmax": sm_run}
+print(f"occupancy assumes {ASSUMED_REGISTERS} registers per thread")
+print(f"{'kernel':19s} {'traced':>9s} {'large size':>24s} {'time us':>9s} {'bound':>7s} {'FLOP/B':>7s} "
+      f"{'occupancy':>10s}")
+predicted = {}
+for name, run in runs.items():
+    small, large = predict_task(run, "H100 SXM"), predict_task(run, "H100 SXM", sizes="large")
+    predicted[name] = (small, large)
+    at = ", ".join(f"{dim}={size}" for dim, size in (run.sizes | run.task.large).items())
+    print(f"{name:19s} {small.t_s * 1e9:7.1f}ns {at:>24s} {large.t_s * 1e6:9.1f} {large.bound:>7s} "
+          f"{large.intensity_flops_per_byte:7.3f} {large.occupancy:6.0%} ({large.occupancy_limiter})")
+
+# %% [markdown]
+# At the traced sizes every kernel would take nanoseconds, far below the fixed cost of launching
+# any kernel (lesson 01): only the large sizes say something about the design. Every kernel is
+# memory-bound, even the tiled matmul with its `TILE`-wide tiles: its intensity stays below the
+# H100's FP32 ridge. Check the table a second way: the bound from the catalog directly, and the
+# copy's large-size bytes from the formula $8 \cdot \text{rows} \cdot \text{cols}$ scaled by the
+# traced kernel's waste.
+
+# %%
+ridge_fp32 = h100.peak("fp32") / h100.mem_bandwidth
+for name, (small, large) in predicted.items():
+    run = runs[name]
+    peak, bw = h100.peak("fp32"), h100.mem_bandwidth
+    assert np.isclose(small.t_s, max(run.profile.flops / peak, run.profile.bytes_moved / bw))
+    assert np.isclose(large.t_s, max(large.flops / peak, large.bytes_moved / bw))
+    assert large.bound == "memory" and large.intensity_flops_per_byte < ridge_fp32
+assert predicted["transpose (tile)"][1].t_s == predicted["transpose (padded)"][1].t_s
+waste = copy_run.profile.bytes_moved / (8 * rows * cols)
+big_rows, big_cols = copy_run.task.large["rows"], copy_run.task.large["cols"]
+assert np.isclose(predicted["copy"][1].bytes_moved, 8 * big_rows * big_cols * waste)
+print(f"FP32 ridge of the {h100.name}: {ridge_fp32:.1f} FLOP/B. The traced copy moved {waste:.2f}x "
+      f"its formula's bytes, so the large copy is predicted at {predicted['copy'][1].t_s * 1e6:.0f} us "
+      f"instead of {8 * big_rows * big_cols / h100.mem_bandwidth * 1e6:.0f} us")
+
+# %% [markdown]
+# That scaling is a cautious choice. The copy's waste at the traced size comes from rows of an odd
+# length that straddle sector boundaries; the large rows are a whole number of sectors long
+# (asserted below), so a real copy of that size would move close to the formula's bytes. The
+# naive matmul's formula counts the sectors of a full warp of 2 rows x 16 columns: for each step
+# along $k$, 2 sectors of `a` (one address per row, shared by 16 lanes) and 2 of `b`, 4 bytes per
+# multiply-add; the traced kernel's ratio to it is printed below. The strided copy and the naive
+# transpose keep their wasted sectors at any size; for them, as for the naive matmul (whose
+# re-reads the caches would catch), the time is an upper bound.
+#
+# The tiled matmul on every NVIDIA GPU in the catalog, at its large size: memory-bound on every
+# one, so its predicted time goes with the bandwidth.
+
+# %%
+assert (4 * big_cols) % 32 == 0
+naive_ratio = mm_naive.profile.bytes_moved / mm_naive.task.model_bytes(mm_naive.sizes)
+print(f"naive matmul at {mm_naive.sizes}: traced {mm_naive.profile.bytes_moved:,} B, formula "
+      f"{mm_naive.task.model_bytes(mm_naive.sizes):,.0f} B, ratio {naive_ratio:.2f}")
+
+tiled_by_gpu = {}
+for name in list_accelerators(kind="gpu"):
+    acc = get_accelerator(name)
+    if acc.max_warps_per_sm is None:
+        continue
+    p = predict_task(mm_tiled, name, sizes="large")
+    tiled_by_gpu[acc.name] = p
+    print(f"{acc.name:15s} {acc.mem_bandwidth / 1e12:5.2f} TB/s {p.t_s * 1e3:8.2f} ms  {p.bound}-bound, "
+          f"occupancy {p.occupancy:.0%}")
+assert all(p.bound == "memory" for p in tiled_by_gpu.values())
+h200 = tiled_by_gpu["H200"]
+assert np.isclose(tiled_by_gpu["H100 SXM"].t_s / h200.t_s, h200.bandwidth_bytes_per_s / h100.mem_bandwidth)
+
+# %% [markdown]
+# **Occupancy against block size.** The copy does the same work with any block shape, and the
+# roofline does not care. Occupancy does: an SM holds at most $B_\text{max}$ blocks and
+# $W_\text{max}$ warps, so small blocks run into the block limit first, and a block whose warps do
+# not divide $W_\text{max}$ leaves room unused. With the assumed registers and no shared memory,
+# neither registers nor shared memory bind, and the occupancy is
+#
+# $$ \frac{w \cdot \min\left(B_\text{max},\ \lfloor W_\text{max} / w \rfloor\right)}{W_\text{max}},
+#    \qquad w = \text{threads per block} / 32. $$
+
+# %%
+print(f"{h100.name}: B_max = {h100.max_blocks_per_sm} blocks, W_max = {h100.max_warps_per_sm} warps per SM")
+occupancy_of = {}
+for tpb in (32, 64, 128, 256, 512, 768, 1024):
+    p = predict_time(0, 1, "H100 SXM", threads_per_block=tpb)
+    w = tpb // 32
+    by_hand = w * min(h100.max_blocks_per_sm, h100.max_warps_per_sm // w) / h100.max_warps_per_sm
+    occupancy_of[tpb] = p.occupancy
+    print(f"{tpb:5d} threads per block: occupancy {p.occupancy:5.0%} (limited by {p.occupancy_limiter})")
+    assert np.isclose(p.occupancy, by_hand)
+assert occupancy_of[32] == 0.5 and occupancy_of[768] < 1 == occupancy_of[64] == occupancy_of[1024]
+
+# %% [markdown]
+# ## 10. Explore, and the explorer's formulas checked
+#
+# The explorer below evaluates each design by formula at any size, instantly, for square
+# blocks of tile x tile threads. First, its formulas against traces of $N \times N$ matrices,
+# where every row starts on a sector boundary and every warp is full: $N$ = `TILE_T` for the copy
+# and the transposes, $N$ = `TILE` (one tile, to keep the cell quick) for the matmuls, with the
+# tile each kernel above was written for (`TILE` for the copy). The formulas count sectors the
+# way the tracer does, so on these aligned sizes they agree to the byte.
+
+# %%
+from course_lib.kernels.design import kernel_design
+
+cases = [("copy", copy_kernel, TILE, 2), ("transpose (naive)", transpose_naive, TILE_T, 2),
+         ("transpose (padded tile)", transpose_padded_kernel, TILE_T, 2),
+         ("matmul (naive)", matmul_kernel, TILE, 3), ("matmul (tiled)", matmul_tiled_kernel, TILE, 3)]
+for design, kernel, tile, n_args in cases:
+    N = TILE if design.startswith("matmul") else TILE_T
+    a_sq, b_sq = np.random.default_rng(SEED).standard_normal((2, N, N)).astype(np.float32)
+    args = (a_sq, b_sq, np.zeros_like(a_sq)) if n_args == 3 else (a_sq, np.zeros_like(a_sq))
+    traced = profile_trace(trace_launch(kernel, (N // tile, N // tile), (tile, tile), *args))
+    formula = kernel_design(design, tile, "H100 SXM", N)
+    print(f"{design:24s} N {N:2d}, tile {tile:2d}: traced {traced.bytes_moved:7,d} B, "
+          f"formula {formula.bytes_moved:7,.0f} B; shared {traced.shared_bytes_per_block:,} B per block")
+    assert traced.shared_bytes_per_block == formula.shared_mem_per_block
+    assert traced.bytes_moved == formula.bytes_moved
+
+# %% [markdown]
+# Choose a design, a tile (blocks of tile x tile threads), an accelerator and the matrix side.
+# Watch the tiled matmul's traffic fall as its tile grows, and see whether its occupancy moves on
+# each accelerator. The padded tile costs a little more shared memory than the plain one, for no
+# change in predicted time: the roofline sees DRAM, not banks.
+
+# %%
+from course_lib.widgets.kernels import kernel_explorer
+
+explorer = kernel_explorer("H100 SXM")
+explorer
+
+# %% [markdown]
+# ## 11. On a real GPU (optional)
+#
+# With an NVIDIA GPU and numba's CUDA, this cell times the copy and the tiled matmul above at
+# their large sizes, with CUDA events, and sets each beside its prediction for the catalog GPU of
+# the same name. Without one, it says so in one line.
+
+# %%
+from course_lib.kernels.measure import gpu_status, measure_kernel
+
+has_gpu, device = gpu_status()
+print(device if not has_gpu else f"timing on {device}")
+if has_gpu:
+    # The catalog GPU whose name's words all appear in the device's name, else its model number.
+    gpus = list_accelerators(kind="gpu")
+    catalog = next((g for g in gpus if all(w.lower() in device.lower() for w in g.split())),
+                   next((g for g in gpus if g.split()[0].lower() in device.lower()), "H100 SXM"))
+    for kernel, run in [(copy_kernel, copy_run), (matmul_tiled_kernel, mm_tiled)]:
+        sizes = run.sizes | run.task.large
+        data = run.task.make_data(np.random.default_rng(SEED), sizes)
+        grid, block = run.task.launch(sizes)
+        seconds = measure_kernel(kernel, grid, block, [data[p] for p in run.task.params], repeats=20)
+        pred = predict_task(run, catalog, sizes="large")
+        print(f"{run.task.name:13s} {seconds * 1e6:10.1f} us measured, {pred.t_s * 1e6:10.1f} us predicted "
+              f"for the {catalog} ({seconds / pred.t_s:.2f}x)")
+
+# %% [markdown]
+# ## Misconceptions
+#
+# - **"A kernel that gives the right answer is correct."** The upward reduction of section 4 gave
+#   every sum right and still races: on a GPU its answer depends on which warp runs first. The
+#   check reads the trace, so it finds the race whatever the output says.
+# - **"Threads in a warp run in lockstep, so they need no `syncthreads`."** Since Volta each
+#   thread has its own program counter (lesson 02), and the CUDA programming model promises no
+#   lockstep: code that shares data between lanes needs a barrier, here `cuda.syncthreads()`. A
+#   single warp that passes values to its neighbour through shared memory races without one:
+
+# %%
+@cuda.jit
+def rotate_in_warp(a, out):
+    s = cuda.shared.array(32, np.float32)
+    t = cuda.threadIdx.x
+    s[t] = a[t]
+    # no barrier here
+    out[t] = s[(t + 1) % 32]
+
+
+a_warp, out_warp = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+one_warp = profile_trace(trace_launch(rotate_in_warp, 1, 32, a_warp, out_warp))
+print(f"one block of {one_warp.launch.n_threads} threads, {one_warp.n_warps} warp: "
+      f"{one_warp.problems[0].kind}: {one_warp.problems[0].message}")
+assert one_warp.n_warps == 1 and one_warp.problems[0].kind == "race"
+
+# %% [markdown]
+# - **"More threads per block is always faster."** The time bound does not depend on the block,
+#   and occupancy does not grow with it: section 9 printed half occupancy for blocks of one warp,
+#   full for 64 threads and for 1024, and less than full for 768 in between.
+# - **"The naive matmul reads $2mkn$ values from DRAM."** It *issues* $2mkn$ loads (section 7).
+#   The lanes of a warp share sectors, and on a GPU the L1 and L2 caches serve most re-reads, so
+#   DRAM traffic lies between the compulsory bytes (each matrix once) and the trace's count:
+
+# %%
+m, k, n = (mm_naive.sizes[d] for d in "mkn")
+compulsory = 4 * (m * k + k * n + m * n)
+traced_bytes = mm_naive.profile.bytes_moved
+loads_bytes = 4 * (mm_naive.profile.global_loads + mm_naive.profile.global_stores)
+print(f"compulsory {compulsory:,} B <= sectors traced {traced_bytes:,} B <= 4 B per load {loads_bytes:,} B")
+assert compulsory <= traced_bytes <= loads_bytes
+
+# %% [markdown]
+# - **"The padded transpose is faster because it moves fewer bytes."** It moves exactly the same
+#   global bytes (section 6). Padding changes only which bank each word of the tile lives in, and
+#   what falls is the number of passes through the banks. The roofline prediction of section 9
+#   sees DRAM bytes only, so it gives the two the same time; on a GPU the conflicts cost shared-
+#   memory cycles that it does not model.
+#
+# ## Exercises
+#
+# `exercises/09_kernel_lab.py` (answers in `solutions/09_kernel_lab.py`; `make workspace` copies
+# the exercises into your own folder): one puzzle per kernel task, from the map of section 2 to
+# the online softmax, with a vector add, an outer product and a dot product with one atomic per
+# block on the way. `check("09.1", map_kernel)` and its siblings run your kernel on two random
+# sizes that no block size divides: no fault, no race, every element right, and the puzzle's cost
+# target met.
+#
+# ## Key points
+#
+# - `cuda.grid(1)` is blockIdx x blockDim + threadIdx; in 2D, x is the column. A warp is 32
+#   consecutive threads of a block, x fastest. Always guard: the last block runs past the end.
+# - Put x on the fast index, so a warp's 32 lanes read neighbouring words: a few sectors per
+#   request instead of one per lane.
+# - Every shared-memory exchange between threads needs `cuda.syncthreads()`, inside a warp too. A
+#   race is a bug even when the output is right; the trace finds it.
+# - A shared tile makes both sides of a transpose coalesced; one word of padding per row removes
+#   its 32-way bank conflict (lesson 03's $\gcd(s, 32)$).
+# - Tiling a matmul cuts global loads from $2mkn$ to lesson 06's
+#   $mk\lceil n/T\rceil + kn\lceil m/T\rceil$.
+# - Predicted time = $\max(F/\pi_{32}, Q/\beta)$ with $Q$ the sectors moved: exact when each
+#   sector is touched once, an upper bound when the caches would help. Occupancy is a separate
+#   check, and a bigger block does not mean a higher one.
