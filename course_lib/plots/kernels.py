@@ -69,23 +69,33 @@ def plot_warp_access(trace, line: int, warp: int = 0, array: str | None = None, 
     return fig
 
 
+def _duration(seconds: float) -> str:
+    """A time in the unit that keeps it short: 160 us, 82.1 ms, 1.3 s."""
+    for unit, scale in (("us", 1e-6), ("ms", 1e-3)):
+        if seconds < 1000 * scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
 def plot_design_times(points, selected: str | None = None, ax=None, title: str | None = None):
     """Predicted time of each kernel design (log scale), the selected one highlighted."""
     fig, ax = new_axes(ax, figsize=(7.5, 3.6))
+    if len(fig.axes) == 1:
+        fig.subplots_adjust(left=0.25, right=0.97)      # room for the design names
     names = [p.design for p in points]
-    times = np.array([p.prediction.t_s * 1e6 for p in points])
+    times = np.array([p.prediction.t_s for p in points])
     colors = ["#e6550d" if n == selected else "#6baed6" for n in names]
     y = np.arange(len(points))
-    ax.barh(y, times, color=colors)
+    ax.barh(y, times * 1e6, color=colors)
     ax.set_yticks(y)
     ax.set_yticklabels(names, fontsize=9)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    lo, hi = times.min(), times.max()
-    ax.set_xlim(lo / 2, hi * 6)
+    lo, hi = times.min() * 1e6, times.max() * 1e6
+    ax.set_xlim(lo / 2, hi * 40)                        # room for the labels right of the bars
     for i, p in enumerate(points):
         occ = "n/a" if p.prediction.occupancy is None else f"{100 * p.prediction.occupancy:.0f}%"
-        ax.annotate(f"{times[i]:.3g} us, {p.prediction.bound}, occ. {occ}", (times[i], i),
+        ax.annotate(f"{_duration(times[i])}, {p.prediction.bound}, occ. {occ}", (times[i] * 1e6, i),
                     textcoords="offset points", xytext=(3, -3), fontsize=8)
     ax.set_xlabel("predicted time (us, log scale): max(FLOP / FP32 peak, bytes / bandwidth)")
     ax.set_title(title or "kernel designs on one accelerator", fontsize=10)
