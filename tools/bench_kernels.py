@@ -4,7 +4,8 @@
     draws first) runs twice: plainly on numba-cuda's CUDA simulator, ``kernel[grid, block](*args)``
     under ``NUMBA_ENABLE_CUDASIM=1`` (one OS thread per CUDA thread), and on the course's traced
     executor followed by the profiler, ``profile_trace(trace_launch(...))``. The figure of merit
-    is traced / plain; the goal is at most 3x. Both outputs must be identical.
+    is traced / plain; the goal is at most 3x. Both outputs must be identical. Also: the course's
+    executor with its line tracer off, so traced / untraced is what the recording itself costs.
 (b) ``check_kernel``'s time for every task with its good kernel from tests/kernel_solutions.py,
     at its default two cases, as a learner runs it (goal: under 2 s each).
 (c) Lesson 09's own execution time is bench.py's per-lesson timing, which runs every
@@ -71,8 +72,12 @@ def overhead() -> dict:
             return profile_trace(trace_launch(kernel, grid, block, *traced_args, names=task.params),
                                  flops=task.flops(sizes))
 
+        def untraced():
+            trace_launch(kernel, grid, block, *args(), names=task.params, _untraced=True)
+
         t_plain = time_best(plain, repeats=REPEATS)
         t_traced = time_best(traced, repeats=REPEATS)
+        t_untraced = time_best(untraced, repeats=REPEATS)
         trace = trace_launch(kernel, grid, block, *args(), names=task.params)
         t_profile = time_best(lambda: profile_trace(trace), repeats=REPEATS)
         n_threads = int(np.prod(grid)) * int(np.prod(block))
@@ -83,6 +88,9 @@ def overhead() -> dict:
         figures[f"{key}_traced_profiled_s"] = round(t_traced, 4)
         figures[f"{key}_of_which_profile_s"] = round(t_profile, 4)
         figures[f"{key}_traced_over_plain"] = round(t_traced / t_plain, 2)
+        # The same executor without its line tracer: what recording each line and access costs.
+        figures[f"{key}_executor_untraced_s"] = round(t_untraced, 4)
+        figures[f"{key}_traced_over_untraced_executor"] = round(t_traced / t_untraced, 2)
         figures[f"{key}_outputs_identical"] = all(
             np.array_equal(a, b) for a, b, p in zip(plain_args, traced_args, task.params)
             if p in task.outputs)

@@ -587,12 +587,13 @@ def _step_tracer(frame, event, arg):
 
 
 def trace_launch(kernel, grid, block, *args, names=None, max_steps=MAX_STEPS,
-                 max_threads=MAX_THREADS) -> Trace:
+                 max_threads=MAX_THREADS, _untraced=False) -> Trace:
     """Run ``kernel[grid, block](*args)`` on the traced executor; NumPy array arguments are
     updated in place, as numba's simulator does. Returns the :class:`Trace`.
 
     ``names`` (optional) names the array arguments in messages; by default the kernel's
-    parameter names are used. Raises :class:`OutOfBoundsError`, :class:`KernelCrash` (naming
+    parameter names are used. (``_untraced=True`` runs the same executor without the line
+    tracer, for ``make bench`` to measure what tracing costs: no step limits, no line record.) Raises :class:`OutOfBoundsError`, :class:`KernelCrash` (naming
     the thread whose code raised) or :class:`KernelStepLimit`.
     """
     from greenlet import greenlet, getcurrent
@@ -630,7 +631,8 @@ def trace_launch(kernel, grid, block, *args, names=None, max_steps=MAX_STEPS,
                 kernel_args.append(TracedArray(a, aid, name))
             else:
                 kernel_args.append(a)
-        threads = _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_cuda_module)
+        threads = _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_cuda_module,
+                           None if _untraced else _tracer)
     finally:
         run.aborting = True
         _RUN = None
@@ -663,14 +665,14 @@ def _layout(a: np.ndarray):
     return strides, -low
 
 
-def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_cuda_module):
+def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_cuda_module, tracer):
     gx, gy, gz = launch.grid
     bx, by, bz = launch.block
     tpb = launch.threads_per_block
     threads = []
     old_trace = sys.gettrace()
     run.runner = getcurrent()
-    sys.settrace(_tracer)
+    sys.settrace(tracer)
     try:
         for b_lin, (bzi, byi, bxi) in enumerate(itertools.product(range(gz), range(gy), range(gx))):
             block_idx = Dim3(bxi, byi, bzi)
