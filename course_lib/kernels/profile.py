@@ -37,6 +37,7 @@ import numpy as np
 from .._validate import check_int, check_number
 from ..hardware import get_accelerator
 from ..latency import LaunchError, occupancy
+from ..roofline import Kernel, KernelPoint, place_kernel
 from ..memory import BANK_BYTES, N_BANKS
 from ..simt import SECTOR_BYTES
 from .trace import ATOMIC, GLOBAL, READ, SHARED, WRITE, Trace
@@ -630,36 +631,50 @@ def warp_lane_timeline(trace: Trace, warp: int = 0):
 
 @dataclass(frozen=True)
 class Prediction:
-    """Roofline time of a launch on one accelerator, and the occupancy of its configuration."""
+    """Roofline time of a launch on one accelerator (lesson 04's :class:`KernelPoint`, at FP32),
+    and the occupancy of its block configuration (lesson 01's calculator)."""
 
-    accelerator: str
-    flops: float
-    bytes_moved: float
-    peak_flops: float
+    point: KernelPoint
     bandwidth_bytes_per_s: float
     occupancy: float | None         # None when the accelerator has no occupancy rules or cannot launch
     occupancy_limiter: str
 
     @property
+    def accelerator(self) -> str:
+        return self.point.accelerator
+
+    @property
+    def flops(self) -> float:
+        return self.point.kernel.flops
+
+    @property
+    def bytes_moved(self) -> float:
+        return self.point.kernel.bytes_moved
+
+    @property
+    def peak_flops(self) -> float:
+        return self.point.peak_flops
+
+    @property
     def t_compute_s(self) -> float:
-        return self.flops / self.peak_flops
+        return self.point.t_compute_s
 
     @property
     def t_memory_s(self) -> float:
-        return self.bytes_moved / self.bandwidth_bytes_per_s
+        return self.point.t_memory_s
 
     @property
     def t_s(self) -> float:
         """max(FLOP / peak, bytes / bandwidth): the roofline's lower bound."""
-        return max(self.t_compute_s, self.t_memory_s)
+        return self.point.t_min_s
 
     @property
     def bound(self) -> str:
-        return "compute" if self.t_compute_s >= self.t_memory_s else "memory"
+        return self.point.bound
 
     @property
     def intensity_flops_per_byte(self) -> float:
-        return self.flops / self.bytes_moved if self.bytes_moved else math.inf
+        return self.point.intensity_flops_per_byte
 
 
 def predict_time(flops, bytes_moved, accelerator="H100 SXM", precision="fp32",
@@ -675,7 +690,7 @@ def predict_time(flops, bytes_moved, accelerator="H100 SXM", precision="fp32",
     """
     acc = get_accelerator(accelerator)
     flops = check_number("flops", flops, min_value=0, max_value=1e30)
-    bytes_moved = check_number("bytes_moved", bytes_moved, min_value=0, max_value=1e30)
+    bytes_moved = check_number("bytes_moved", bytes_moved, min_value=0, max_value=1e30, allow_min=False)
     occ, limiter = None, "n/a"
     if threads_per_block is not None:
         tpb = check_int("threads_per_block", threads_per_block, min_value=1, max_value=1024)
@@ -686,7 +701,8 @@ def predict_time(flops, bytes_moved, accelerator="H100 SXM", precision="fp32",
                 occ, limiter = o.occupancy, o.limiter
             except LaunchError as exc:
                 limiter = f"cannot launch: {exc}"
-    return Prediction(acc.name, flops, bytes_moved, acc.peak(precision), acc.mem_bandwidth, occ, limiter)
+    point = place_kernel(Kernel("launch", flops, bytes_moved), acc, precision)
+    return Prediction(point, acc.mem_bandwidth, occ, limiter)
 
 
 # --------------------------------------------------------------------------------------------
