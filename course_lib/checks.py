@@ -13,7 +13,8 @@ answer is typed anywhere and importing this module computes nothing.
 A wrong answer raises :class:`ExerciseError` (an ``AssertionError``, so nbgrader counts the test
 cell as failed). Its message quotes the learner's value, the form the answer should take and the
 first hint, never the expected value. A function exercise runs the learner's function on random,
-asymmetric inputs whose sizes no block size divides, and names the first input it gets wrong.
+asymmetric inputs whose sizes no block size divides, and names the first input it gets wrong
+(with a line that rebuilds that exact input: ``get_exercise(id).cases()[i]``).
 In a notebook the error shows as its message alone, without a traceback: it is feedback.
 """
 
@@ -81,6 +82,12 @@ def _validate_common(kind: str, ex) -> None:
     object.__setattr__(ex, "hints", hints)
 
 
+def _validate_wrong_answers(kind: str, ex) -> None:
+    if ex.wrong_answers is not None and not callable(ex.wrong_answers):
+        raise TypeError(f"{kind} {ex.id}: wrong_answers must be None or a callable returning "
+                        f"{{description: wrong answer}}, got {type(ex.wrong_answers).__name__}")
+
+
 def _validate_tol(kind: str, ex_id: str, name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) \
             or not math.isfinite(value) or value < 0:
@@ -93,6 +100,9 @@ class ValueExercise:
 
     ``expected`` is a zero-argument callable returning the answer; an answer ``a`` passes when
     ``|a - e| <= max(rel_tol * |e|, abs_tol)`` (elementwise, with matching shapes for arrays).
+    ``wrong_answers``, optional, is a zero-argument callable returning ``{description: value}``:
+    the answers that likely mistakes produce, computed like ``expected``; the course's tests
+    assert that each is rejected.
     """
 
     id: str
@@ -101,12 +111,14 @@ class ValueExercise:
     abs_tol: float = 0.0
     form: str = ""
     hints: tuple = ()
+    wrong_answers: Callable[[], dict] | None = None
 
     def __post_init__(self):
         _validate_common("ValueExercise", self)
         if not callable(self.expected):
             raise TypeError(f"ValueExercise {self.id}: expected must be a callable computing the "
                             f"answer (for example a lambda), got {type(self.expected).__name__}")
+        _validate_wrong_answers("ValueExercise", self)
         _validate_tol("ValueExercise", self.id, "rel_tol", self.rel_tol)
         _validate_tol("ValueExercise", self.id, "abs_tol", self.abs_tol)
 
@@ -137,6 +149,8 @@ class ChoiceExercise:
     """An exercise whose answer is one of a few strings (a prediction, a classification).
 
     Comparison ignores case and surrounding spaces. ``expected`` is a zero-argument callable.
+    ``wrong_answers``, optional, is a zero-argument callable returning ``{description: choice}``:
+    the choices that likely misconceptions lead to, computed like ``expected``.
     """
 
     id: str
@@ -144,12 +158,14 @@ class ChoiceExercise:
     choices: tuple = ()
     form: str = ""
     hints: tuple = ()
+    wrong_answers: Callable[[], dict] | None = None
 
     def __post_init__(self):
         _validate_common("ChoiceExercise", self)
         if not callable(self.expected):
             raise TypeError(f"ChoiceExercise {self.id}: expected must be a callable returning one "
                             f"of the choices, got {type(self.expected).__name__}")
+        _validate_wrong_answers("ChoiceExercise", self)
         choices = (self.choices,) if isinstance(self.choices, str) else tuple(self.choices)
         if len(choices) < 2 or not all(isinstance(c, str) and c.strip() for c in choices):
             raise ValueError(f"ChoiceExercise {self.id}: choices must be at least two non-empty strings")
@@ -238,7 +254,7 @@ class FunctionExercise:
                             f"you passed {type(answer).__name__} {_short(answer)}")
         name = getattr(answer, "__name__", "f")
         cases = self.cases()
-        for args, kwargs in cases:
+        for index, (args, kwargs) in enumerate(cases):
             want = self.reference(*copy.deepcopy(args), **copy.deepcopy(kwargs))
             call = _call_text(name, args, kwargs)
             try:
@@ -246,13 +262,27 @@ class FunctionExercise:
             except NotImplementedError:
                 raise                      # an untouched stub: let it read as one
             except Exception as exc:       # the learner's code failed: say where, keep the cause
-                raise ExerciseError(_failure(
-                    self, f"your function raised {type(exc).__name__}: {exc} when called as {call}")) from exc
+                raise ExerciseError(self._failure_with_case(
+                    f"your function raised {type(exc).__name__}: {exc} when called as {call}",
+                    index, len(cases), name)) from exc
             problem = _mismatch(got, want, self.rel_tol, self.abs_tol)
             if problem is not None:
-                raise ExerciseError(_failure(self, f"your function returned {_short(got)} for {call}"
-                                                   f"{'' if problem == 'value' else ' (' + problem + ')'}"))
+                raise ExerciseError(self._failure_with_case(
+                    f"your function returned {_short(got)} for {call}"
+                    f"{'' if problem == 'value' else ' (' + problem + ')'}", index, len(cases), name))
         return f"{self.id}: correct on all {len(cases)} test inputs."
+
+
+    def _failure_with_case(self, what: str, index: int, total: int, name: str) -> str:
+        """The failure message, with a line that rebuilds the exact failing input (the one shown
+        above may be shortened): the cases come from a fixed seed, so ``cases()[index]`` is it."""
+        head, tail = _failure(self, what).split("\n", 1)
+        if not name.isidentifier():
+            name = "your_function"
+        exact = (f"  exact input (case {index} of {total}): from course_lib.checks import get_exercise; "
+                 f"args, kwargs = get_exercise({self.id!r}).cases()[{index}]; "
+                 f"{name}(*args, **kwargs)")
+        return "\n".join([head, exact, tail])
 
 
 @dataclass(frozen=True)
@@ -500,11 +530,41 @@ def _tolerance_text(rel_tol: float, abs_tol: float) -> str:
     return "tolerance: " + " or ".join(parts) if parts else "an exact answer is needed"
 
 
+#: Named slips that are not a power of ten: (your value / the answer, what it suggests). Each
+#: comes with its inverse; none is near 1, so a right answer is never reported as a slip.
+_NAMED_SLIPS = (
+    (24.0, "hours where days were asked (a factor of 24)"),
+    (1 / 24, "days where hours were asked (a factor of 24)"),
+    (3600.0, "seconds where hours were asked (a factor of 3600)"),
+    (1 / 3600, "hours where seconds were asked (a factor of 3600)"),
+    (86400.0, "seconds where days were asked (a factor of 86,400)"),
+    (1 / 86400, "days where seconds were asked (a factor of 86,400)"),
+    (60.0, "minutes where hours (or seconds where minutes) were asked (a factor of 60)"),
+    (1 / 60, "hours where minutes (or minutes where seconds) were asked (a factor of 60)"),
+    (8.0, "bits where bytes were asked (a factor of 8)"),
+    (1 / 8, "bytes where bits were asked (a factor of 8)"),
+    (2.0, "twice the answer: one link direction against both, or a factor of 2 too many"),
+    (0.5, "half the answer: one link direction against both, or a factor of 2 missing"),
+    (1.024, "kB (1000 bytes) where KiB (1024 bytes) was asked"),
+    (1 / 1.024, "KiB (1024 bytes) where kB (1000 bytes) was asked"),
+    (1.024 ** 2, "MB (10^6 bytes) where MiB (2^20 bytes) was asked"),
+    (1 / 1.024 ** 2, "MiB (2^20 bytes) where MB (10^6 bytes) was asked"),
+    (1.024 ** 3, "GB (10^9 bytes) where GiB (2^30 bytes) was asked"),
+    (1 / 1.024 ** 3, "GiB (2^30 bytes) where GB (10^9 bytes) was asked"),
+)
+
+
 def _unit_slip_note(got: float, want: float) -> str:
-    """A nudge when the answer is a power of ten (or of 1024) away: usually a unit slip."""
+    """A nudge when the answer is a known unit slip away: a power of ten (or of 1024), hours for
+    days, bits for bytes, one link direction for both, KiB for kB. Never for a ratio of 1."""
     if got == 0 or want == 0 or (got > 0) != (want > 0):
         return ""
     ratio = abs(got / want)
+    if math.isclose(ratio, 1.0, rel_tol=1e-2):
+        return ""
+    for factor, phrase in _NAMED_SLIPS:
+        if math.isclose(ratio, factor, rel_tol=1e-3):
+            return f"; it looks like {phrase}: check the units"
     for base in (10.0, 1024.0):
         k = round(math.log(ratio, base))
         if k != 0 and math.isclose(ratio, base ** k, rel_tol=1e-3):

@@ -64,10 +64,12 @@ check("01.3", n_90)
 # ### Exercise 01.4 (code): the register rule
 #
 # Write `warps_by_registers(registers_per_thread, accelerator)`: how many warps per SM the register
-# file allows, by NVIDIA's rules. A warp's registers are `32 * r` rounded up to the catalog's
-# `register_alloc_unit`; the register file (`acc.registers_per_sm` registers) is split evenly into
-# `acc.warp_alloc_granularity` sub-partitions, and each warp's registers come from one of them.
-# Return an int. It is checked on random register counts and several NVIDIA GPUs.
+# file allows, by NVIDIA's rules. `accelerator` is a catalog name, a string such as `"H100 SXM"`
+# or `"A100 SXM 80GB"`; `acc = get_accelerator(accelerator)` gives its figures. A warp's registers
+# are `32 * r` rounded up to the catalog's `register_alloc_unit`; the register file
+# (`acc.registers_per_sm` registers) is split evenly into `acc.warp_alloc_granularity`
+# sub-partitions, and each warp's registers come from one of them. Return an int. It is checked
+# on random register counts and several NVIDIA GPUs of the catalog.
 
 # %%
 def warps_by_registers(registers_per_thread, accelerator):

@@ -18,12 +18,14 @@
 # `hint("04.2", 2)` shows the next hint.
 #
 # Numbers come from the catalog: `get_accelerator(name).peak("bf16")` is the dense BF16 rate in
-# FLOP/s and `.mem_bandwidth` the memory bandwidth in bytes/s.
+# FLOP/s and `.mem_bandwidth` the memory bandwidth in bytes/s. The lesson's roofline module is
+# imported as `rl` (`rl.matmul_intensity`, `rl.place_kernel`), so the functions you write in 04.4
+# and 04.5 do not replace it: the cells run in any order.
 
 # %%
 import numpy as np
 
-from course_lib import roofline
+from course_lib import roofline as rl
 from course_lib.checks import check, hint
 from course_lib.hardware import get_accelerator
 
@@ -58,7 +60,7 @@ check("04.2", t_gemv_us)
 # Batching $m$ tokens through the same $8192 \times 8192$ BF16 weight matrix reuses every weight
 # $m$ times. Find the smallest whole number of tokens `m_min` for which this matmul is
 # compute-bound on the H100 SXM (intensity at or above the dense BF16 ridge point). Explore:
-# sweep $m$ with `roofline.matmul_intensity`, or move the `m` slider of the lesson's roofline
+# sweep $m$ with `rl.matmul_intensity`, or move the `m` slider of the lesson's roofline
 # explorer and watch the point cross the ridge; then confirm the exact value with a sweep.
 
 # %%

@@ -41,15 +41,17 @@ raise NotImplementedError("exercise 05.1: which 16-bit format stores one third m
 check("05.1", prediction)
 
 # %% [markdown]
-# ### Exercise 05.2 (compute): what FP8 weights save on an H200
+# ### Exercise 05.2 (compute): what INT4 weights save on an H200
 #
-# Decoding one token reads every weight of a model once. For a model of $70 \times 10^9$
-# parameters on an H200, compute how much shorter one full read of the weights is in FP8 than in
-# BF16, using the catalog's memory bandwidth: $t = N b / \beta$. Store the saving in
-# `saving_ms`, **in milliseconds**.
+# Decoding one token reads every weight of a model once. A model of $70 \times 10^9$ parameters
+# runs on an H200, its weights stored either in BF16 or, quantized weight-only, in INT4 (half a
+# byte each; they are widened to BF16 on the chip). Using the catalog's memory bandwidth and
+# $t = N b / \beta$, compute by how many milliseconds one full read of the weights is shorter in
+# INT4 than in BF16: the difference $t_\text{BF16} - t_\text{INT4}$, not either time and not
+# their ratio. Store it in `saving_ms`, **in milliseconds**.
 
 # %%
-raise NotImplementedError("exercise 05.2: what FP8 weights save on an H200")
+raise NotImplementedError("exercise 05.2: what INT4 weights save on an H200")
 check("05.2", saving_ms)
 
 # %% [markdown]

@@ -32,11 +32,11 @@ from course_lib.hardware import get_accelerator
 #
 # Eight H100 SXM GPUs split every matmul of a transformer of width $h = 8192$ (8-way tensor
 # parallelism) on 4096 tokens, running their matmuls at half of the dense BF16 peak. Suppose the
-# eight sit in *different nodes*, so their all-reduces go over InfiniBand. Tensor-parallel
-# all-reduces sit between the matmuls, so their time adds to the layer's. **Before computing**,
-# decide: do they take less time than the layer's matmuls (`"hidden"` would be the best case
-# if they could overlap) or more (`"exposed"`)? Set `prediction`, run the cell, then check your
-# reasoning with the ratio $3h/(t-1)$ from the lesson.
+# eight sit in *different nodes*, so their all-reduces go over InfiniBand (tier `"network"`).
+# Tensor-parallel all-reduces sit between the matmuls: nothing overlaps them, so their time adds
+# to the layer's. **Before computing**, decide: do one layer's all-reduces take `"less"` time
+# than its matmuls, or `"more"`? Set `prediction`, run the cell, then check your reasoning with
+# the ratio $3h/(t-1)$ from the lesson.
 
 # %%
 raise NotImplementedError("exercise 08.1: tensor parallelism across nodes")
@@ -76,7 +76,11 @@ check("08.3", busiest_bytes)
 # and 100, so a formula that divides the wrong term does not pass.
 
 # %%
-raise NotImplementedError("exercise 08.4: ZeRO memory per GPU")
+def zero_bytes(n_params, dp, stage):
+    """Model-state bytes per GPU (weights, gradients, Adam state) under ZeRO stage 0 to 3."""
+    raise NotImplementedError("exercise 08.4: ZeRO memory per GPU")
+
+
 check("08.4", zero_bytes)
 
 # %% [markdown]

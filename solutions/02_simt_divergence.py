@@ -43,7 +43,9 @@ check("02.1", prediction)
 #
 # Each thread takes a branch independently with probability 0.05. Using the MI300X's wavefront
 # width from the catalog (`get_accelerator("MI300X").warp_size`), what fraction of wavefronts
-# diverge (have lanes on both sides)? Answer with a float between 0 and 1.
+# diverge (have lanes on both sides)? Answer with the **expected** fraction, the probability
+# computed from 0.05 and the width (a float between 0 and 1, checked to a relative 1e-6), not an
+# estimate from simulated wavefronts: a simulation is a good way to check your formula.
 
 # %%
 ### BEGIN SOLUTION

@@ -24,9 +24,11 @@
 import numpy as np
 
 from course_lib.checks import check, hint
-from course_lib.exercise_checks.ex_03 import WAYS_CHOICES, conflict_trace
 from course_lib.hardware import get_accelerator
-from course_lib.memory import simulate_cache
+from course_lib.memory import make_trace, simulate_cache
+
+#: The associativities exercise 03.3 chooses from.
+WAYS_CHOICES = (1, 2, 4, 8, 16, 32)
 
 # %% [markdown]
 # ### Exercise 03.1 (predict): does double buffering hide the copy on an H200?
@@ -61,15 +63,16 @@ check("03.2", t_load_ms)
 # %% [markdown]
 # ### Exercise 03.3 (explore): how many ways does this trace need?
 #
-# `conflict_trace()` visits six addresses 4 KiB apart, round-robin, 500 times: only 384 bytes of
-# data. Run it through a 16 KiB LRU cache with 64-byte lines, keeping the capacity fixed and
-# changing only the associativity among `WAYS_CHOICES`. Find the fewest ways for which the hit
-# rate reaches 90%, and store it in `fewest_ways` (an int). Explain to yourself why fewer ways
-# fail although the data is 2% of the cache.
+# The trace below visits six addresses 4 KiB apart, round-robin, 500 times: only 384 bytes of data
+# (`make_trace` sweeps six 4096-byte "elements" in order). Run it through a 16 KiB LRU cache with
+# 64-byte lines, keeping the capacity fixed and changing only the associativity among
+# `WAYS_CHOICES` (1, 2, 4, 8, 16 or 32 ways). Find the fewest ways for which the hit rate reaches
+# 90%, and store it in `fewest_ways` (an int). Explain to yourself why fewer ways fail although the
+# data is 2% of the cache.
 
 # %%
+trace = make_trace("sequential", 6 * 4096, 6 * 500, element_bytes=4096)   # 0, 4096, ..., 20480, 0, ...
 ### BEGIN SOLUTION
-trace = conflict_trace()
 rates = {w: simulate_cache(trace, 16 * 1024, 64, w).hit_rate for w in WAYS_CHOICES}
 fewest_ways = min(w for w, r in rates.items() if r >= 0.9)
 ### END SOLUTION
@@ -83,12 +86,15 @@ check("03.3", fewest_ways)
 # word are served together (a broadcast). Return an `int`.
 
 # %%
-### BEGIN SOLUTION
 def passes(byte_addresses):
+    """Passes shared memory needs: the most distinct 4-byte words any one of the 32 banks holds."""
+    ### BEGIN SOLUTION
     words = {int(a) // 4 for a in byte_addresses}
     per_bank = {}
     for w in words:
         per_bank[w % 32] = per_bank.get(w % 32, 0) + 1
     return max(per_bank.values())
-### END SOLUTION
+    ### END SOLUTION
+
+
 check("03.4", passes)

@@ -43,20 +43,22 @@ prediction = "fp16"
 check("05.1", prediction)
 
 # %% [markdown]
-# ### Exercise 05.2 (compute): what FP8 weights save on an H200
+# ### Exercise 05.2 (compute): what INT4 weights save on an H200
 #
-# Decoding one token reads every weight of a model once. For a model of $70 \times 10^9$
-# parameters on an H200, compute how much shorter one full read of the weights is in FP8 than in
-# BF16, using the catalog's memory bandwidth: $t = N b / \beta$. Store the saving in
-# `saving_ms`, **in milliseconds**.
+# Decoding one token reads every weight of a model once. A model of $70 \times 10^9$ parameters
+# runs on an H200, its weights stored either in BF16 or, quantized weight-only, in INT4 (half a
+# byte each; they are widened to BF16 on the chip). Using the catalog's memory bandwidth and
+# $t = N b / \beta$, compute by how many milliseconds one full read of the weights is shorter in
+# INT4 than in BF16: the difference $t_\text{BF16} - t_\text{INT4}$, not either time and not
+# their ratio. Store it in `saving_ms`, **in milliseconds**.
 
 # %%
 ### BEGIN SOLUTION
 h200 = get_accelerator("H200")
 n_weights = 70e9
 t_bf16_s = n_weights * bytes_per_element("bf16") / h200.mem_bandwidth
-t_fp8_s = n_weights * bytes_per_element("fp8") / h200.mem_bandwidth
-saving_ms = (t_bf16_s - t_fp8_s) * 1e3
+t_int4_s = n_weights * bytes_per_element("int4") / h200.mem_bandwidth
+saving_ms = (t_bf16_s - t_int4_s) * 1e3
 ### END SOLUTION
 check("05.2", saving_ms)
 

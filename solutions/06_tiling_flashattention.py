@@ -83,11 +83,14 @@ check("06.3", saving)
 # size divides, and some scores in the hundreds.
 
 # %%
-### BEGIN SOLUTION
 def online_softmax_step(m_prev, l_prev, o_prev, s_block, v_block):
+    """Fold one block of scores into the running (maximum, sum of exponentials, output)."""
+    ### BEGIN SOLUTION
     m_new = np.maximum(m_prev, s_block.max(axis=1))
     alpha = np.exp(m_prev - m_new)
     p = np.exp(s_block - m_new[:, None])
     return m_new, alpha * l_prev + p.sum(axis=1), alpha[:, None] * o_prev + p @ v_block
-### END SOLUTION
+    ### END SOLUTION
+
+
 check("06.4", online_softmax_step)

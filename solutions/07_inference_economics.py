@@ -77,8 +77,10 @@ check("07.3", usd_per_million)
 #
 # Llama 3 8B on a B200 with int8 weights (`precision="int8 weights"`: the weights are stored in
 # 8 bits, the matrix multiplications run in BF16), each sequence holding 100 tokens of context.
-# Find the **smallest batch size** at which a decode step is compute-bound, by sweeping the batch
-# with `decode_step(...).bound` or from `crossover_batch`, and store it in `first_batch` (an integer).
+# Find the **smallest whole batch size** at which a decode step is compute-bound, by sweeping the
+# batch with `decode_step(...).bound` or from `crossover_batch`, and store it in `first_batch`
+# (an integer). `crossover_batch` returns the fractional batch where the two times meet: the first
+# whole batch past it is that number **rounded up**.
 # Then try the widget in the lesson at 4000 tokens of context: what happens to this batch?
 
 # %%
@@ -99,11 +101,14 @@ check("07.4", first_batch)
 # The check runs your function on random, odd-sized configurations.
 
 # %%
-### BEGIN SOLUTION
 def kv_cache_total_bytes(layers, kv_heads, head_dim, bytes_per_element, context_tokens, batch):
+    """Bytes of KV cache held by ``batch`` sequences of ``context_tokens`` tokens each."""
+    ### BEGIN SOLUTION
     per_token = 2 * layers * kv_heads * head_dim * bytes_per_element
     return per_token * context_tokens * batch
-### END SOLUTION
+    ### END SOLUTION
+
+
 check("07.5", kv_cache_total_bytes)
 
 # %% [markdown]

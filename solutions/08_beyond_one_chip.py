@@ -32,15 +32,15 @@ from course_lib.hardware import get_accelerator
 #
 # Eight H100 SXM GPUs split every matmul of a transformer of width $h = 8192$ (8-way tensor
 # parallelism) on 4096 tokens, running their matmuls at half of the dense BF16 peak. Suppose the
-# eight sit in *different nodes*, so their all-reduces go over InfiniBand. Tensor-parallel
-# all-reduces sit between the matmuls, so their time adds to the layer's. **Before computing**,
-# decide: do they take less time than the layer's matmuls (`"hidden"` would be the best case
-# if they could overlap) or more (`"exposed"`)? Set `prediction`, run the cell, then check your
-# reasoning with the ratio $3h/(t-1)$ from the lesson.
+# eight sit in *different nodes*, so their all-reduces go over InfiniBand (tier `"network"`).
+# Tensor-parallel all-reduces sit between the matmuls: nothing overlaps them, so their time adds
+# to the layer's. **Before computing**, decide: do one layer's all-reduces take `"less"` time
+# than its matmuls, or `"more"`? Set `prediction`, run the cell, then check your reasoning with
+# the ratio $3h/(t-1)$ from the lesson.
 
 # %%
 ### BEGIN SOLUTION
-prediction = "exposed"
+prediction = "more"
 ### END SOLUTION
 check("08.1", prediction)
 
@@ -90,8 +90,9 @@ check("08.3", busiest_bytes)
 # and 100, so a formula that divides the wrong term does not pass.
 
 # %%
-### BEGIN SOLUTION
 def zero_bytes(n_params, dp, stage):
+    """Model-state bytes per GPU (weights, gradients, Adam state) under ZeRO stage 0 to 3."""
+    ### BEGIN SOLUTION
     weights, grads, optimizer = 2 * n_params, 2 * n_params, 12 * n_params
     if stage >= 1:
         optimizer /= dp
@@ -100,7 +101,9 @@ def zero_bytes(n_params, dp, stage):
     if stage >= 3:
         weights /= dp
     return weights + grads + optimizer
-### END SOLUTION
+    ### END SOLUTION
+
+
 check("08.4", zero_bytes)
 
 # %% [markdown]

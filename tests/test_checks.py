@@ -7,7 +7,10 @@ symmetric or block-divisible inputs.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+import re
 import sys
 import types
 
@@ -370,6 +373,116 @@ def test_every_registered_exercise_is_well_formed(exercise_id):
         cases = ex.cases()
         assert len(cases) >= 3, f"{exercise_id}: check a function on at least three inputs"
         assert ex.check(ex.reference)
+
+
+# --------------------------------------------------------------------------------------------
+# Likely wrong answers: every value and choice exercise lists them, and none of them passes
+# --------------------------------------------------------------------------------------------
+
+VALUE_AND_CHOICE_IDS = [i for i in ALL_IDS if isinstance(get_exercise(i), (ValueExercise, ChoiceExercise))]
+#: Slips any numeric answer may suffer, as factors of the right one: every named unit slip and
+#: powers of ten.
+GENERIC_SLIP_FACTORS = tuple(f for f, _ in checks._NAMED_SLIPS) + (1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9)
+
+
+@pytest.mark.parametrize("exercise_id", VALUE_AND_CHOICE_IDS)
+def test_every_likely_wrong_answer_is_rejected(exercise_id):
+    """The wrong answers each exercise lists (computed from course_lib by its ex_NN module: unit
+    slips and misconceptions), and generic slips of a number, all raise ExerciseError."""
+    ex = get_exercise(exercise_id)
+    assert ex.wrong_answers is not None, f"{exercise_id}: list its likely wrong answers (wrong_answers=...)"
+    ex = dataclasses.replace(ex, expected=functools.cache(ex.expected))    # computed once, not per answer
+    wrong = ex.wrong_answers()
+    assert isinstance(wrong, dict) and wrong, f"{exercise_id}: wrong_answers() must return a non-empty dict"
+    if isinstance(ex, ChoiceExercise):
+        right = ex.expected().strip().lower()
+        wrong.update({f"the other choice {c!r}": c for c in ex.choices if c.strip().lower() != right})
+    elif _is_scalar(ex.expected()):
+        want = float(ex.expected())
+        wrong.update({f"{factor:.6g} x the answer": want * factor for factor in GENERIC_SLIP_FACTORS})
+    passed = []
+    for description, value in wrong.items():
+        try:
+            ex.check(value)
+        except ExerciseError:
+            continue
+        passed.append(f"{description} = {value!r}")
+    assert not passed, f"{exercise_id} accepts likely wrong answers: {passed}"
+
+
+def _is_scalar(value) -> bool:
+    return np.ndim(value) == 0 and not isinstance(value, str)
+
+
+def test_wrong_answers_is_optional_and_must_be_callable():
+    assert value_exercise().wrong_answers is None and choice_exercise().wrong_answers is None
+    assert value_exercise(wrong_answers=lambda: {"x": 1.0}).wrong_answers() == {"x": 1.0}
+    with pytest.raises(TypeError, match="wrong_answers"):
+        value_exercise(wrong_answers={"x": 1.0})
+    with pytest.raises(TypeError, match="wrong_answers"):
+        ChoiceExercise("99.4", expected=lambda: "a", choices=("a", "b"), wrong_answers=["b"])
+
+
+@pytest.mark.parametrize("factor, words", [
+    (24, "hours where days"), (1 / 24, "days where hours"),
+    (8, "bits where bytes"), (1 / 8, "bytes where bits"),
+    (2, "one link direction against both"), (0.5, "one link direction against both"),
+    (1.024, "kB (1000 bytes) where KiB"), (1 / 1.024, "KiB (1024 bytes) where kB"),
+    (86400, "seconds where days"), (1 / 3600, "hours where seconds"),
+    (1e6, "power of ten"), (1e-3, "power of ten"), (1024 ** 2, "power of ten"),
+])
+def test_unit_slips_are_named_without_the_answer(factor, words):
+    with pytest.raises(ExerciseError, match="check the units") as info:
+        value_exercise().check(EXPECTED * factor)
+    assert words in str(info.value)
+    for spelling in _spellings(EXPECTED):
+        assert spelling not in str(info.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(min_value=0.98, max_value=1.02), st.floats(min_value=1e-30, max_value=1e30))
+def test_a_ratio_near_one_is_never_named_a_slip(ratio, want):
+    assert checks._unit_slip_note(want * ratio, want) == ""
+    assert checks._unit_slip_note(-want * ratio, -want) == ""
+
+
+def test_named_slips_come_in_inverse_pairs_and_stay_away_from_one():
+    factors = [f for f, _ in checks._NAMED_SLIPS]
+    assert all(any(math.isclose(f * g, 1.0) for g in factors) for f in factors)
+    assert all(abs(math.log(f)) > math.log(1.02) for f in factors)
+    assert checks._unit_slip_note(EXPECTED * 1.37, EXPECTED) == ""          # just a wrong number
+    assert checks._unit_slip_note(0.0, EXPECTED) == "" and checks._unit_slip_note(-EXPECTED, EXPECTED) == ""
+
+
+def test_a_registered_slip_is_named_in_the_learners_terms():
+    ex = get_exercise("07.2")                                            # an answer in days
+    with pytest.raises(ExerciseError, match="hours where days"):
+        ex.check(ex.expected() * 24)
+
+
+def test_a_failing_function_check_says_how_to_rebuild_the_exact_input():
+    ex = get_exercise("04.4")
+    reference = ex.reference
+
+    def shortcut(m, k, n, bytes_per_element=2):        # right on the first case only (m == 1)
+        if m == 1:
+            return reference(m, k, n, bytes_per_element)
+        return 2 * m * k * n / (bytes_per_element * (m * k + k * n))       # forgets writing C
+    with pytest.raises(ExerciseError) as info:
+        ex.check(shortcut)
+    text = str(info.value)
+    line = next(line for line in text.splitlines() if "exact input" in line)
+    match = re.search(r"get_exercise\('04\.4'\)\.cases\(\)\[(\d+)\]", line)
+    assert match and "shortcut(*args, **kwargs)" in line
+    assert "from course_lib.checks import get_exercise" in line
+    args, kwargs = get_exercise("04.4").cases()[int(match.group(1))]
+    assert f"{shortcut(*args, **kwargs):.10g}" in text                  # the very case it reported
+    assert not math.isclose(shortcut(*args, **kwargs), reference(*args, **kwargs), rel_tol=1e-9)
+    # The line runs as written, in a fresh namespace.
+    namespace = {"shortcut": shortcut}
+    code = line.split(": ", 1)[1].replace("; ", "\n")
+    exec(code.rsplit("\n", 1)[0] + "\nresult = " + code.rsplit("\n", 1)[1], namespace)
+    assert namespace["result"] == shortcut(*args, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------

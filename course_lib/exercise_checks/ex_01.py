@@ -30,6 +30,27 @@ def _warps_for_90_percent() -> int:
     return int(sweep.n_warps[np.argmax(sweep.utilisation >= 0.9 - 1e-12)])
 
 
+def _a100_limiter_wrong() -> dict:
+    return {"ignoring shared memory (only registers and warps counted)":
+            occupancy(128, 40, 0, "A100").limiter}
+
+
+def _h200_kb_wrong() -> dict:
+    law = littles_law("H200")
+    return {"KiB (1024 bytes) instead of kB": law.bytes_in_flight_per_sm / 1024,
+            "bytes instead of kB": law.bytes_in_flight_per_sm,
+            "per GPU instead of per SM": law.bytes_in_flight / 1e3,
+            "bits instead of bytes": 8 * law.bytes_in_flight_per_sm / 1e3}
+
+
+def _warps_for_90_wrong() -> dict:
+    sweep = simulate_latency_hiding(np.arange(1, 65), 24, 700)
+    reaches = sweep.utilisation >= 0.9 - 1e-12
+    return {"the index of the first entry (n_warps starts at 1)": int(np.argmax(reaches)),
+            "the warps for full utilisation": int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
+            "N C / (C + L) = 0.9 rounded down": int(np.floor(0.9 * (24 + 700) / 24))}
+
+
 def _warps_by_registers(registers_per_thread, accelerator):
     """Reference: with one-warp blocks, blocks allowed by registers = warps allowed by registers."""
     return occupancy(32, registers_per_thread, 0, accelerator).block_limits["registers"]
@@ -47,13 +68,14 @@ def _register_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "01.1", expected=_a100_limiter, choices=("warps", "registers", "shared memory", "blocks"),
+        wrong_answers=_a100_limiter_wrong,
         form="a string: 'warps', 'registers', 'shared memory' or 'blocks'",
         hints=("Work out how many blocks each resource alone allows; the smallest wins.",
                "Shared memory per block is the request plus the reserved 1 KiB, rounded up to 128 B; "
                "compare with the A100's shared memory per SM.",
                "Registers: 40 x 32 = 1280 per warp, allocated from four sub-partitions of 16,384.")),
     ValueExercise(
-        "01.2", expected=_h200_kb_in_flight_per_sm, rel_tol=1e-3,
+        "01.2", expected=_h200_kb_in_flight_per_sm, rel_tol=1e-3, wrong_answers=_h200_kb_wrong,
         form="a float: kilobytes (1 kB = 1000 bytes) per SM",
         hints=("Little's law: bytes in flight = bandwidth x latency.",
                "Use get_accelerator('H200').mem_bandwidth and ASSUMED_DRAM_LATENCY_S, then share the "
@@ -61,6 +83,7 @@ EXERCISES = [
                "Divide by sm_count, then by 1e3 for kB.")),
     ValueExercise(
         "01.3", expected=_warps_for_90_percent, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_warps_for_90_wrong,
         form="an integer: the number of resident warps (exact)",
         hints=("Run simulate_latency_hiding(np.arange(1, 65), 24, 700) and look at .utilisation.",
                "Find the first entry that reaches 0.9; n_warps starts at 1, not 0.",
@@ -68,7 +91,8 @@ EXERCISES = [
     FunctionExercise(
         "01.4", reference=_warps_by_registers, make_cases=_register_cases, rel_tol=0.0,
         form="a function warps_by_registers(registers_per_thread, accelerator) returning an int: "
-             "the warps per SM the register file allows",
+             "the warps per SM the register file allows; accelerator is a catalog name such as "
+             "'H100 SXM'",
         hints=("Registers are given to a warp in units of register_alloc_unit: round 32 x r up.",
                "The register file is split among warp_alloc_granularity sub-partitions; a warp "
                "lives in one of them.",

@@ -28,6 +28,32 @@ def _wave_divergence_share() -> float:
     return 1 - rho ** width - (1 - rho) ** width
 
 
+def _layout_wrong() -> dict:
+    aos = coalescing(aos_addresses(16, 4)).bytes_requested
+    soa = coalescing(soa_addresses(1, 4, n_elements=10_000)).bytes_requested
+    return {"the bytes the warp asks for, not the sectors it moves":
+            "same" if aos == soa else ("aos" if aos < soa else "soa")}
+
+
+def _wave_divergence_wrong() -> dict:
+    rho, width = 0.05, get_accelerator("MI300X").warp_size
+    nvidia = get_accelerator("H100 SXM").warp_size
+    rng = np.random.default_rng(0)
+    taken = rng.random((10_000, width)) < rho                   # a simulated estimate, not the expected share
+    simulated = float(np.mean(taken.any(axis=1) & ~taken.all(axis=1)))
+    return {"NVIDIA's 32-lane warp instead of the 64-lane wavefront": 1 - rho ** nvidia - (1 - rho) ** nvidia,
+            "the share that stays uniform": rho ** width + (1 - rho) ** width,
+            "the share where some lane branches, W rho, capped at 1": min(1.0, width * rho),
+            "a simulated estimate instead of the expected share": simulated}
+
+
+def _loop_efficiency_wrong() -> dict:
+    iterations = np.arange(1000) % 7 + 1
+    return {"mean iterations over the most, ignoring the loop test and the setup":
+                float(np.mean(iterations) / iterations.max()),
+            "one warp of 32 threads instead of 1000 threads": run_simt(loop_kernel(), 32).simt_efficiency}
+
+
 def loop_kernel():
     """Lane t runs (t % 7) + 1 iterations of a three-instruction body."""
     return [Let("i", lambda v: 0),
@@ -59,18 +85,20 @@ def _sector_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "02.1", expected=_layout_with_fewer_bytes, choices=("aos", "soa", "same"),
+        wrong_answers=_layout_wrong,
         form="a string: 'aos', 'soa' or 'same'",
         hints=("Count the bytes between lane 0's address and lane 31's in each layout.",
                "Memory moves whole 32-byte sectors; in AoS each lane's 4 bytes sit 16 bytes apart.",
                "coalescing(aos_addresses(16, 4)).bytes_moved against coalescing(soa_addresses(1)).bytes_moved.")),
     ValueExercise(
-        "02.2", expected=_wave_divergence_share, rel_tol=1e-6,
-        form="a float between 0 and 1: the fraction of wavefronts that diverge",
+        "02.2", expected=_wave_divergence_share, rel_tol=1e-6, wrong_answers=_wave_divergence_wrong,
+        form="a float between 0 and 1: the expected fraction of wavefronts that diverge, from the "
+             "probabilities (not a simulated estimate)",
         hints=("A group is uniform when all its lanes branch, or none do.",
                "Use the MI300X's warp_size from the catalog as W.",
                "1 - rho**W - (1 - rho)**W.")),
     ValueExercise(
-        "02.3", expected=_loop_efficiency, rel_tol=1e-9,
+        "02.3", expected=_loop_efficiency, rel_tol=1e-9, wrong_answers=_loop_efficiency_wrong,
         form="a float between 0 and 1: SIMT efficiency of the whole kernel",
         hints=("run_simt(kernel, 1000) returns a result with .simt_efficiency.",
                "Build the kernel exactly as the task states: the loop test counts as an instruction.",

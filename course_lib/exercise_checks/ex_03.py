@@ -9,8 +9,8 @@ import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.hardware import get_accelerator
-from course_lib.memory import (N_BANKS, BANK_BYTES, conflict_degree, copy_hidden, simulate_cache,
-                               transfer_time_s)
+from course_lib.memory import (N_BANKS, BANK_BYTES, conflict_degree, copy_hidden, make_trace,
+                               simulate_cache, transfer_time_s)
 
 __all__ = ["EXERCISES", "WAYS_CHOICES", "conflict_trace"]
 
@@ -19,18 +19,48 @@ WAYS_CHOICES = (1, 2, 4, 8, 16, 32)
 
 
 def conflict_trace() -> np.ndarray:
-    """Exercise 03.3's trace: six addresses 4 KiB apart, visited round-robin 500 times."""
-    return np.tile(np.arange(6) * 4096, 500)
+    """Exercise 03.3's trace: six addresses 4 KiB apart, visited round-robin 500 times.
+
+    The notebook builds it with the public ``make_trace`` in the same way: 6 "elements" of 4 KiB
+    swept in order, 3000 accesses.
+    """
+    return make_trace("sequential", 6 * 4096, 6 * 500, element_bytes=4096)
 
 
-def _h200_tile_verdict() -> str:
+def _tile_verdict(copied_bytes_per_k) -> str:
     """A 256 x 256 BF16 output tile, k step 64, fed from HBM at one SM's share of an H200."""
     acc = get_accelerator("H200")
     m = n = 256
     k = 64
-    t_copy = 2 * k * (m + n) / (acc.mem_bandwidth / acc.sm_count)
+    t_copy = copied_bytes_per_k(m, n) * k / (acc.mem_bandwidth / acc.sm_count)
     t_compute = 2 * m * n * k / (acc.peak("bf16") / acc.sm_count)
     return "hidden" if copy_hidden(t_copy, t_compute) else "exposed"
+
+
+def _h200_tile_verdict() -> str:
+    return _tile_verdict(lambda m, n: 2 * (m + n))              # both slices, 2 bytes each
+
+
+def _h200_tile_wrong() -> dict:
+    return {"copying one operand's slice only": _tile_verdict(lambda m, n: 2 * n)}
+
+
+def _weights_from_host_wrong() -> dict:
+    acc = get_accelerator("H100 SXM")
+    nbytes = 7e9 * 2
+    one_way = acc.host_link_bandwidth / 2
+    return {"both link directions at once": transfer_time_s(nbytes, acc.host_link_bandwidth) * 1e3,
+            "seconds instead of ms": transfer_time_s(nbytes, one_way),
+            "FP32 (4-byte) parameters": transfer_time_s(7e9 * 4, one_way) * 1e3,
+            "bits instead of bytes": transfer_time_s(8 * nbytes, one_way) * 1e3,
+            "HBM bandwidth instead of the host link": transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3}
+
+
+def _fewest_ways_wrong() -> dict:
+    trace = conflict_trace()
+    return {"six lines need exactly six ways": len(np.unique(trace)),
+            "the data is 2% of the cache, so any associativity": WAYS_CHOICES[0],
+            "fully associative (one set)": 16 * 1024 // 64}
 
 
 def _weights_from_host_ms() -> float:
@@ -70,6 +100,7 @@ def _reference_degree(byte_addresses) -> int:
 EXERCISES = [
     ChoiceExercise(
         "03.1", expected=_h200_tile_verdict, choices=("hidden", "exposed"),
+        wrong_answers=_h200_tile_wrong,
         form="a string, 'hidden' or 'exposed'",
         hints=("Double buffering hides the copy when t_copy <= t_compute for one k step of the tile.",
                "One k step copies 2 k (M + N) bytes and computes 2 M N k FLOP; give the SM its share "
@@ -78,12 +109,14 @@ EXERCISES = [
                "more bandwidth than the H100 but the same compute.")),
     ValueExercise(
         "03.2", expected=_weights_from_host_ms, rel_tol=1e-3,
+        wrong_answers=_weights_from_host_wrong,
         form="a float: the time in milliseconds (ms)",
         hints=("t = bytes / bandwidth; 7 billion BF16 parameters are 2 bytes each.",
                "The catalog's host_link_bandwidth counts both directions; a copy uses one.",
                "Divide by host_link_bandwidth / 2 and multiply seconds by 1e3.")),
     ValueExercise(
         "03.3", expected=_fewest_ways, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_fewest_ways_wrong,
         form=f"an integer: the number of ways, one of {WAYS_CHOICES}",
         hints=("Keep the capacity at 16 KiB and the line at 64 B; only the number of ways changes, "
                "and with it the number of sets.",

@@ -41,6 +41,42 @@ def _smallest_compute_bound_batch() -> int:
     raise RuntimeError("no batch up to 8192 reaches the ridge")
 
 
+def _intensity_without_c(m, k, n, bytes_per_element=2) -> float:
+    """The misconception: A and B read, the write of C forgotten."""
+    return 2 * m * k * n / (bytes_per_element * (m * k + k * n))
+
+
+def _attention_scores_wrong() -> dict:
+    ridge = get_accelerator("B200").ridge_point("bf16")
+    return {"forgetting the write of C":
+            "compute" if _intensity_without_c(4096, 128, 4096) >= ridge else "memory"}
+
+
+def _decode_gemv_wrong() -> dict:
+    point = place_kernel(matmul_kernel("decode GEMV", 1, 8192, 8192, "bf16"), "H200", "bf16")
+    return {"seconds instead of microseconds": point.t_min_s,
+            "milliseconds instead of microseconds": point.t_min_s * 1e3,
+            "the compute time instead of the larger of the two": point.t_compute_s * 1e6,
+            "the sum of both times instead of the larger": (point.t_compute_s + point.t_memory_s) * 1e6,
+            "4-byte (FP32) elements": place_kernel(matmul_kernel("gemv", 1, 8192, 8192, "fp32"),
+                                                   "H200", "bf16").t_min_s * 1e6}
+
+
+def _first_m(intensity, ridge) -> int:
+    return next(m for m in range(1, 100_000) if intensity(m, 8192, 8192, 2) >= ridge)
+
+
+def _smallest_batch_wrong() -> dict:
+    h100 = get_accelerator("H100 SXM")
+    ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
+    right = _first_m(matmul_intensity, ridge)
+    return {"forgetting the write of C": _first_m(_intensity_without_c, ridge),
+            "counting the weights' bytes only (intensity = m)": _first_m(
+                lambda m, k, n, b: 2 * m * k * n / (b * k * n), ridge),
+            "the sparse (2:4) peak, twice the dense one": _first_m(matmul_intensity, 2 * ridge),
+            "the last memory-bound m": right - 1}
+
+
 def _odd_size(rng, low, high) -> int:
     """A random size no power-of-two block divides (odd), so tiles never fit it exactly."""
     return int(rng.integers(low, high)) | 1
@@ -73,6 +109,7 @@ def _roofline_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "04.1", expected=_attention_scores_bound, choices=("memory", "compute"),
+        wrong_answers=_attention_scores_wrong,
         form="a string, 'memory' or 'compute'",
         hints=("Intensity is FLOP divided by bytes; a matmul reads A and B once and writes C once.",
                "With k = 128 the output C (m x n) dominates the bytes moved, and it is written once "
@@ -81,6 +118,7 @@ EXERCISES = [
                "get_accelerator('B200').ridge_point('bf16').")),
     ValueExercise(
         "04.2", expected=_decode_gemv_time_us, rel_tol=1e-3,
+        wrong_answers=_decode_gemv_wrong,
         form="a float: the time in microseconds (us), not seconds",
         hints=("The bound is t = max(F / peak, Q / bandwidth); compute both terms.",
                "F = 2 m k n FLOP and Q = 2 (m k + k n + m n) bytes for a BF16 matmul; "
@@ -89,6 +127,7 @@ EXERCISES = [
                "is in seconds; multiply by 1e6.")),
     ValueExercise(
         "04.3", expected=_smallest_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_smallest_batch_wrong,
         form="an integer: the number of tokens m (exact)",
         hints=("Compute-bound means intensity >= ridge point; the intensity grows with m.",
                "Sweep m = 1, 2, 3, ... with matmul_intensity(m, 8192, 8192, 2) and stop at the first "

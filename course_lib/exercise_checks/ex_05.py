@@ -25,11 +25,37 @@ def _more_precise_for_one_third() -> str:
     return min(errors, key=errors.get)
 
 
-def _fp8_saving_ms() -> float:
-    """Milliseconds saved per full read of 70e9 weights on the H200: BF16 against FP8."""
-    h200 = get_accelerator("H200")
-    n = 70e9
-    return n * (bytes_per_element("bf16") - bytes_per_element("fp8")) / h200.mem_bandwidth * 1e3
+#: Exercise 05.2's model size (70 billion weights), an assumption of the task.
+_N_WEIGHTS = 70e9
+
+
+def _read_ms(precision, accelerator="H200") -> float:
+    """Milliseconds to read every weight once at ``precision`` on ``accelerator``."""
+    return _N_WEIGHTS * bytes_per_element(precision) / get_accelerator(accelerator).mem_bandwidth * 1e3
+
+
+def _int4_saving_ms() -> float:
+    """Milliseconds saved per full read of 70e9 weights on the H200: BF16 against INT4.
+
+    INT4 (half a byte) rather than FP8 (one byte): with FP8 the saving equals the FP8 read
+    time, so a learner who computes the wrong one would pass.
+    """
+    return _read_ms("bf16") - _read_ms("int4")
+
+
+def _more_precise_wrong() -> dict:
+    wider = max(("fp16", "bf16"), key=lambda name: F.get_format(name).exponent_bits)
+    return {"BF16 'more precise': its wider range taken for precision": wider}
+
+
+def _int4_saving_wrong() -> dict:
+    saving = _int4_saving_ms()
+    return {"the INT4 read time instead of the saving": _read_ms("int4"),
+            "the BF16 read time instead of the saving": _read_ms("bf16"),
+            "the FP8 saving (8-bit weights instead of 4-bit)": _read_ms("bf16") - _read_ms("fp8"),
+            "the BF16/INT4 speed-up ratio instead of the time saved": _read_ms("bf16") / _read_ms("int4"),
+            "bits instead of bytes": 8 * saving,
+            "seconds instead of ms": saving / 1e3}
 
 
 def _smallest_loss_scale_exponent() -> int:
@@ -39,6 +65,16 @@ def _smallest_loss_scale_exponent() -> int:
         if F.cast_stats(grads, "fp16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET:
             return k
     raise RuntimeError("no loss scale up to 2^63 reaches the target")
+
+
+def _loss_scale_wrong() -> dict:
+    grads = F.gradient_like(np.random.default_rng(_GRAD_SEED), _GRAD_COUNT)
+    k_min = _smallest_loss_scale_exponent()
+    flushed = [F.cast_stats(grads, "fp16", 2.0 ** k).flushed_fraction for k in range(k_min + 1)]
+    first_under_1_percent = next(k for k, f in enumerate(flushed) if f < 10 * _FLUSH_TARGET)
+    return {"the last k that still flushes too much": k_min - 1,
+            "a 1% target instead of 0.1%": first_under_1_percent,
+            "the scale 2^k instead of k": 2 ** k_min}
 
 
 def _per_block_int8(x, block_size):
@@ -76,20 +112,22 @@ def _ieee_max_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "05.1", expected=_more_precise_for_one_third, choices=("fp16", "bf16"),
+        wrong_answers=_more_precise_wrong,
         form="a string, 'fp16' or 'bf16'",
         hints=("Both formats have 16 bits; what differs is how many go to the mantissa.",
                "The relative rounding error of a normal number is at most half of 2^-M, "
                "with M the mantissa bits.",
                "Compare F.encode(1/3, 'fp16').rel_error with F.encode(1/3, 'bf16').rel_error.")),
     ValueExercise(
-        "05.2", expected=_fp8_saving_ms, rel_tol=1e-3,
+        "05.2", expected=_int4_saving_ms, rel_tol=1e-3, wrong_answers=_int4_saving_wrong,
         form="a float: milliseconds (ms) saved per full read of the weights",
         hints=("Reading N values of b bytes at bandwidth beta takes N b / beta seconds.",
-               "Take the difference of the BF16 and FP8 times; bytes_per_element('bf16') and "
-               "('fp8') give b.",
+               "Take the difference of the BF16 and INT4 times; bytes_per_element('bf16') and "
+               "('int4') give b (an INT4 weight is half a byte).",
                "get_accelerator('H200').mem_bandwidth is in bytes per second; convert seconds to ms.")),
     ValueExercise(
         "05.3", expected=_smallest_loss_scale_exponent, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_loss_scale_wrong,
         form="an integer k: the loss scale is 2^k",
         hints=("Multiplying by 2^k moves every gradient up k binades, away from FP16's underflow.",
                "Loop k = 0, 1, 2, ... and call F.cast_stats(grads, 'fp16', 2.0 ** k).",

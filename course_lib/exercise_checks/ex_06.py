@@ -9,6 +9,8 @@ import numpy as np
 
 from course_lib.attention import flash_attention_traffic, naive_attention_traffic, online_softmax_update
 from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.hardware import get_accelerator
+from course_lib.roofline import matmul_bytes
 from course_lib.tiling import tile_limit, tiled_matmul_traffic
 
 __all__ = ["EXERCISES"]
@@ -16,12 +18,43 @@ __all__ = ["EXERCISES"]
 _TILE_CHOICES = ("doubles", "unchanged", "halves", "quarters")
 
 
+_FACTORS = {"doubles": 2.0, "unchanged": 1.0, "halves": 0.5, "quarters": 0.25}
+
+
+def _closest_choice(ratio) -> str:
+    return min(_FACTORS, key=lambda name: abs(np.log(ratio) - np.log(_FACTORS[name])))
+
+
 def _doubling_effect() -> str:
     """What 64 -> 128 square tiles do to an 8192^3 BF16 matmul's HBM traffic, read off the formula."""
     before = tiled_matmul_traffic(8192, 8192, 8192, 64, bytes_per_element=2).bytes_moved
     after = tiled_matmul_traffic(8192, 8192, 8192, 128, bytes_per_element=2).bytes_moved
-    factors = {"doubles": 2.0, "unchanged": 1.0, "halves": 0.5, "quarters": 0.25}
-    return min(factors, key=lambda name: abs(np.log(after / before) - np.log(factors[name])))
+    return _closest_choice(after / before)
+
+
+def _doubling_wrong() -> dict:
+    minimum = matmul_bytes(8192, 8192, 8192, 2)                 # A and B read once, C written once
+    return {"the minimum traffic (every byte read once, whatever the tile)":
+                _closest_choice(minimum / minimum),
+            "the tile's area quadruples, so the traffic quarters": _closest_choice((64 / 128) ** 2)}
+
+
+def _h200_tile_wrong() -> dict:
+    acc = get_accelerator("H200")
+    single = tile_limit("H200", "bf16", tile_k=64, stages=1)
+    return {"one stage (no double buffering)": single.smem_limit,
+            "not rounded down to a multiple of 16": acc.max_shared_mem_bytes_per_block // (2 * 2 * 2 * 64),
+            "4-byte (FP32) slices": tile_limit("H200", "fp32", tile_k=64, stages=2).smem_limit,
+            "the register limit instead of shared memory": single.register_limit}
+
+
+def _causal_saving_wrong() -> dict:
+    naive = naive_attention_traffic(3000, 48).elements_moved
+    causal = flash_attention_traffic(3000, 48, 200, causal=True).elements_moved
+    full = flash_attention_traffic(3000, 48, 200).elements_moved
+    return {"FlashAttention without the causal mask": naive / full,
+            "the inverse ratio (FlashAttention over naive)": causal / naive,
+            "the naive count halved by the mask too": naive / 2 / causal}
 
 
 def _h200_tile() -> int:
@@ -61,6 +94,7 @@ def _online_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "06.1", expected=_doubling_effect, choices=_TILE_CHOICES,
+        wrong_answers=_doubling_wrong,
         form="one of 'doubles', 'unchanged', 'halves', 'quarters'",
         hints=("Each element of A is read once per column of output tiles, each element of B once "
                "per row of tiles.",
@@ -68,6 +102,7 @@ EXERCISES = [
                "Writing C happens once either way; it is a small part of the total here.")),
     ValueExercise(
         "06.2", expected=_h200_tile, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_h200_tile_wrong,
         form="an integer: the tile side T, a multiple of 16 (exact)",
         hints=("Shared memory per block holds stages x bytes x (T x tile_k + tile_k x T).",
                "Read get_accelerator('H200').max_shared_mem_bytes_per_block; BF16 is 2 bytes.",
@@ -75,6 +110,7 @@ EXERCISES = [
                "tiling.smem_bytes_per_block checks a candidate.")),
     ValueExercise(
         "06.3", expected=_causal_saving, rel_tol=1e-6,
+        wrong_answers=_causal_saving_wrong,
         form="a float: naive HBM elements divided by FlashAttention's (a ratio, no unit)",
         hints=("flash_attention(q, k, v, block_size=200, causal=True, return_traffic=True) returns "
                "(output, traffic); traffic.elements_moved is the count.",

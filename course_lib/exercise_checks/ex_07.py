@@ -6,7 +6,9 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
-from course_lib.economics import (cost_per_million_tokens_usd, decode_step, get_model,
+import math
+
+from course_lib.economics import (cost_per_million_tokens_usd, crossover_batch, decode_step, get_model,
                                   kv_cache_bytes_per_token, training_time_s)
 
 __all__ = ["EXERCISES"]
@@ -38,6 +40,45 @@ def _first_compute_bound_batch() -> int:
     raise RuntimeError("no batch below 100000 is compute-bound")
 
 
+def _bound_70b_wrong() -> dict:
+    step = decode_step("Llama 3 70B", "H200", 32, 2048, "bf16", n_devices=4)
+    return {"FLOP per byte compared with 1, as if bandwidth did not matter":
+            "compute" if step.flops / (step.weight_bytes + step.kv_bytes) >= 1 else "memory"}
+
+
+def _training_days_wrong() -> dict:
+    m = get_model("Llama 3 70B")
+    def days(**kw):
+        args = dict(accelerator="H100 SXM", n_devices=2048, utilization=0.35)
+        args.update(kw)
+        return training_time_s(m.params, 15e12, **args) / 86400
+    return {"hours instead of days": days() * 24,
+            "seconds instead of days": days() * 86400,
+            "the sparse (2:4) peak, twice the dense one": days() / 2,
+            "2 N D (the forward pass only) instead of 6 N D": days() / 3,
+            "forgetting the utilization": days(utilization=1.0),
+            "one GPU instead of 2048": days(n_devices=1)}
+
+
+def _usd_per_million_wrong() -> dict:
+    step = decode_step("Mistral 7B", "H200", 64, 3000, "fp8")
+    price = TASK_PRICE_USD_PER_DEVICE_HOUR
+    right = cost_per_million_tokens_usd(step.tokens_per_s, price)
+    return {"per token instead of per million": right / 1e6,
+            "one sequence's tokens (forgetting the batch)": cost_per_million_tokens_usd(
+                step.tokens_per_s / step.batch, price),
+            "BF16 instead of FP8": cost_per_million_tokens_usd(
+                decode_step("Mistral 7B", "H200", 64, 3000, "bf16").tokens_per_s, price),
+            "the hourly price used per second": right * 3600}
+
+
+def _first_batch_wrong() -> dict:
+    b_star = crossover_batch("Llama 3 8B", "B200", 100, "int8 weights")
+    return {"the crossover rounded down": math.floor(b_star),
+            "the fractional crossover, not rounded": b_star,
+            "BF16 weights instead of int8": math.ceil(crossover_batch("Llama 3 8B", "B200", 100, "bf16"))}
+
+
 def _kv_reference(layers, kv_heads, head_dim, bytes_per_element, context_tokens, batch):
     return batch * context_tokens * kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element)
 
@@ -58,6 +99,7 @@ def _kv_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "07.1", expected=_bound_70b_on_four_h200, choices=("memory", "compute"),
+        wrong_answers=_bound_70b_wrong,
         form='a string, "memory" or "compute"',
         hints=("A decode step moves all weights plus every sequence's KV cache, and does about 2 FLOP "
                "per weight per sequence plus a few FLOP per cached byte.",
@@ -66,19 +108,23 @@ EXERCISES = [
                "decode_step('Llama 3 70B', 'H200', 32, 2048, 'bf16', n_devices=4).bound")),
     ValueExercise(
         "07.2", expected=_training_days_70b, rel_tol=1e-3,
+        wrong_answers=_training_days_wrong,
         form="a float: days (not seconds, not hours)",
         hints=("t = 6 N D / (u * peak * G) gives seconds.",
                "N is get_model('Llama 3 70B').params; the peak is the H100 SXM's dense BF16 rate.",
                "Divide seconds by 86400 to get days.")),
     ValueExercise(
         "07.3", expected=_usd_per_million_mistral, rel_tol=1e-3,
+        wrong_answers=_usd_per_million_wrong,
         form="a float: US dollars per million generated tokens",
         hints=("First find tokens per second: batch / (time of one decode step).",
                "decode_step('Mistral 7B', 'H200', 64, 3000, 'fp8') has tokens_per_s.",
                "Dollars per million tokens = price per hour / 3600 / (tokens per second) * 1e6.")),
     ValueExercise(
         "07.4", expected=_first_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        form="an integer: the smallest batch size (exact)",
+        wrong_answers=_first_batch_wrong,
+        form="an integer: the smallest whole batch size that is compute-bound (exact; round the "
+             "crossover up)",
         hints=("A step is compute-bound when its FLOP time reaches its memory time; both grow with the batch.",
                "Sweep b = 1, 2, 3, ... with decode_step(...).bound, or solve crossover_batch and round up.",
                "With int8 weights the matmuls still run at the 16-bit rate: the weights are cheaper to "

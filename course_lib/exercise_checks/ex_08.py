@@ -5,6 +5,8 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
 from course_lib.hardware import get_accelerator
@@ -13,14 +15,24 @@ from course_lib.parallelism import comm_hidden, tensor_parallel_bytes_per_gpu, z
 __all__ = ["EXERCISES"]
 
 
-def _tp_across_nodes() -> str:
-    """8-way tensor parallelism, width 8192, 4096 tokens, H100 SXM at half of peak, over InfiniBand."""
+def _tp_verdict(tier) -> str:
+    """8-way tensor parallelism, width 8192, 4096 tokens, H100 SXM at half of peak, over ``tier``:
+    do one layer's forward all-reduces take less time than its forward matmuls, or more?"""
     h, t, tokens = 8192, 8, 4096
     flops = 24 * tokens * h * h / t                                     # one layer's forward matmuls
     comm = tensor_parallel_bytes_per_gpu(1, tokens, h, t) / 2           # its two forward all-reduces
-    net = get_link("H100 SXM", "network")
-    hidden = comm_hidden(flops, comm, get_accelerator("H100 SXM").peak("bf16"), net.bandwidth_bytes_per_s, 0.5)
-    return "hidden" if hidden else "exposed"
+    link = get_link("H100 SXM", tier)
+    peak = get_accelerator("H100 SXM").peak("bf16")
+    shorter = comm_hidden(flops, comm, peak, link.bandwidth_bytes_per_s, 0.5)
+    return "less" if shorter else "more"
+
+
+def _tp_across_nodes() -> str:
+    return _tp_verdict("network")
+
+
+def _tp_wrong() -> dict:
+    return {"NVLink's bandwidth, as if the eight shared a node": _tp_verdict("nvlink")}
 
 
 def _h200_all_reduce_ms() -> float:
@@ -28,9 +40,32 @@ def _h200_all_reduce_ms() -> float:
     return collective_time_s("all_reduce", 2 * 13e9, 8, get_link("H200", "nvlink")) * 1e3
 
 
+def _all_reduce_wrong() -> dict:
+    link = get_link("H200", "nvlink")
+    nbytes = 2 * 13e9
+    both_ways = replace(link, bandwidth_bytes_per_s=2 * link.bandwidth_bytes_per_s)
+    return {"both link directions added": collective_time_s("all_reduce", nbytes, 8, both_ways) * 1e3,
+            "the reduce-scatter half of the ring only":
+                collective_time_s("reduce_scatter", nbytes, 8, link) * 1e3,
+            "S / beta: the whole buffer sent once": nbytes / link.bandwidth_bytes_per_s * 1e3,
+            "FP32 (4-byte) gradients": collective_time_s("all_reduce", 2 * nbytes, 8, link) * 1e3,
+            "seconds instead of ms": collective_time_s("all_reduce", nbytes, 8, link),
+            "bits instead of bytes": collective_time_s("all_reduce", 8 * nbytes, 8, link) * 1e3}
+
+
 def _busiest_link_bytes() -> float:
     """Largest bytes over one link of a ring all-reduce of 23 float32 values on 6 ranks."""
     return float(ring_all_reduce_link_bytes(23, 6, 4).max())
+
+
+def _busiest_link_wrong() -> dict:
+    links = ring_all_reduce_link_bytes(23, 6, 4)
+    n, size = 6, 23 * 4
+    return {"the textbook 2(n-1)/n S, as if 6 divided 23": 2 * (n - 1) / n * size,
+            "the least-loaded link": float(links.min()),
+            "elements instead of bytes": float(links.max()) / 4,
+            "bits instead of bytes": 8 * float(links.max()),
+            "all links together": float(links.sum())}
 
 
 def _zero_bytes(n_params, dp, stage):
@@ -48,13 +83,15 @@ def _zero_cases(rng) -> list:
 
 EXERCISES = [
     ChoiceExercise(
-        "08.1", expected=_tp_across_nodes, choices=("hidden", "exposed"),
-        form="a string: 'hidden' or 'exposed'",
+        "08.1", expected=_tp_across_nodes, choices=("less", "more"),
+        wrong_answers=_tp_wrong,
+        form="a string: 'less' or 'more' (the all-reduces' time against the matmuls')",
         hints=("Compare the layer's FLOP per byte of tensor-parallel traffic with the link's ridge point.",
                "For tensor parallelism the ratio is 3h/(t-1) FLOP per byte, whatever the batch.",
                "The link's ridge is efficiency x peak / bandwidth, with the network's 50 GB/s per direction.")),
     ValueExercise(
         "08.2", expected=_h200_all_reduce_ms, rel_tol=1e-3,
+        wrong_answers=_all_reduce_wrong,
         form="a float: milliseconds",
         hints=("A ring all-reduce takes 2(n-1) alpha + 2(n-1)/n * S / beta.",
                "S is the gradient size in bytes (2 per bf16 value); get_link('H200', 'nvlink') gives "
@@ -62,6 +99,7 @@ EXERCISES = [
                "collective_time_s returns seconds: multiply by 1e3.")),
     ValueExercise(
         "08.3", expected=_busiest_link_bytes, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_busiest_link_wrong,
         form="a number: bytes (exact)",
         hints=("Run simulate_ring_all_reduce on a (6, 23) float32 array and look at .link_bytes.",
                "23 does not divide by 6, so the chunks differ and the links do not all carry the same.",
