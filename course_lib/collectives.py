@@ -62,11 +62,13 @@ NIC_SOURCE = ("NVIDIA ConnectX-7 adapter card user manual (NDR InfiniBand, 400 G
               "NVIDIA DGX H100 user guide, hardware overview (8 single-port ConnectX-7, one per GPU)")
 
 #: Per-step latency (alpha) of a ring collective, seconds: NCCL's own cost model, ring algorithm,
-#: "Simple" protocol, from the hwLat table in NCCL src/graph/tuning.cc (NVLink 3.4 us, PCI 5.7 us,
-#: network 9.6 us). These are a library's tuned model constants, not datasheet figures: they set
-#: the scale (microseconds), not an exact value. HBM is not a hop between chips: alpha 0.
+#: "Simple" protocol, from the hwLat table in src/graph/tuning.cc of NCCL 2.17 (the release that
+#: added the NVLS algorithm, before NVLS-Tree): NVLink 3.4 us, PCI 5.7 us, network 9.6 us. Newer
+#: releases keep the NVLink and PCI figures and raise the network one to 14 us. These are a
+#: library's tuned model constants, not datasheet figures: they set the scale (microseconds), not
+#: an exact value. HBM is not a hop between chips: alpha 0.
 STEP_LATENCY_S = {"hbm": 0.0, "nvlink": 3.4e-6, "pcie": 5.7e-6, "network": 9.6e-6}
-LATENCY_SOURCE = "NVIDIA NCCL src/graph/tuning.cc, hwLat[.][Ring][Simple]"
+LATENCY_SOURCE = "NVIDIA NCCL 2.17, src/graph/tuning.cc, hwLat[.][Ring][Simple]"
 
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
 

@@ -90,7 +90,9 @@ MX_BLOCK_SIZE = 32
 #: TF32 keeps FP32's 8-bit exponent and FP16's 10-bit mantissa (NVIDIA A100 whitepaper, 2020).
 _TF32_MANTISSA_BITS = 10
 
-# name -> (label, storage dtype, precision key of the hardware catalog, source)
+# name -> (label, storage dtype, precision key of the hardware catalog, source). The catalog's
+# "fp8" rate belongs to these OCP encodings on NVIDIA parts; the MI300X runs the FNUZ variants
+# instead (E4M3FNUZ, max 240), as its catalog entry's `fp8_formats` records.
 _SPECS = {
     "fp32": ("FP32", np.float32, "fp32", "IEEE 754-2019 binary32"),
     "tf32": ("TF32", None, "tf32", "NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020)"),

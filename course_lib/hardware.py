@@ -70,6 +70,9 @@ class Accelerator:
     compute_capability: str | None = None
     boost_clock_hz: float | None = None
     fp32_flops_per_clock_per_sm: int | None = None
+    fp16_tensor_flops_per_clock_per_sm: int | None = None
+    l2_read_bytes_per_clock: int | None = None
+    fp8_formats: tuple = ()
     mem_bus_width_bits: int | None = None
     l2_cache_bytes: float | None = None
     register_file_bytes_per_sm: int | None = None
@@ -111,6 +114,28 @@ class Accelerator:
         if self.vendor != "NVIDIA" or not self.boost_clock_hz or not self.shared_mem_bytes_per_sm:
             return None
         return SHARED_MEM_BYTES_PER_CLOCK_PER_SM * self.sm_count * self.boost_clock_hz
+
+    @property
+    def l2_bandwidth(self) -> float | None:
+        """L2 read bandwidth in bytes/s: published bytes per clock x boost clock, where both exist.
+
+        A100 SXM: 5120 B/clock x 1.41 GHz = 7.22 TB/s. The whitepaper does not say which clock
+        the L2 runs at; the boost clock is the course's assumption. None where NVIDIA publishes
+        no per-clock figure (every part but the V100 and A100 here).
+        """
+        if not self.l2_read_bytes_per_clock or not self.boost_clock_hz:
+            return None
+        return self.l2_read_bytes_per_clock * self.boost_clock_hz
+
+    @property
+    def tensor_clock_hz(self) -> float | None:
+        """The clock the vendor's dense FP16 tensor peak implies: peak / (SMs x FLOP/clock/SM).
+
+        H100 SXM: 989.5e12 / (132 x 4096) = 1.830 GHz, below its 1.98 GHz boost clock.
+        """
+        if not self.fp16_tensor_flops_per_clock_per_sm or "fp16" not in self.peak_flops:
+            return None
+        return self.peak_flops["fp16"] / (self.sm_count * self.fp16_tensor_flops_per_clock_per_sm)
 
     @property
     def registers_per_sm(self) -> int | None:
@@ -161,6 +186,9 @@ def _build(entry: dict) -> Accelerator:
         compute_capability=entry.get("compute_capability"),
         boost_clock_hz=_opt(entry, "boost_clock_mhz", 1e6),
         fp32_flops_per_clock_per_sm=_opt(entry, "fp32_flops_per_clock_per_sm", kind=int),
+        fp16_tensor_flops_per_clock_per_sm=_opt(entry, "fp16_tensor_flops_per_clock_per_sm", kind=int),
+        l2_read_bytes_per_clock=_opt(entry, "l2_read_bytes_per_clock", kind=int),
+        fp8_formats=tuple(entry.get("fp8_formats", ())),
         mem_bus_width_bits=_opt(entry, "mem_bus_width_bits", kind=int),
         l2_cache_bytes=_opt(entry, "l2_cache_mib", _MIB),
         register_file_bytes_per_sm=_opt(entry, "register_file_kib_per_sm", _KIB, int),

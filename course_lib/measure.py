@@ -1,8 +1,11 @@
 """Measure the learner's own machine with NumPy: bandwidth, matmul FLOP/s, and kernels on a roofline.
 
-Every measurement takes the best of a few repeats (the least disturbed run), counts the bytes
-each NumPy pass really moves (``out=`` passes, no hidden temporaries), and stays short: the
-whole default run finishes in about a second. Drawing: ``course_lib.plots.roofline``.
+Every measurement goes through one timer, :func:`time_best`: an untimed warm-up call (first-touch
+page faults, BLAS thread start-up, caches), then the best of at least ``repeats`` runs and at
+least ``min_time_s`` of timed calls (the least disturbed run). The matmul peak that defines the
+flat roof is timed exactly as the kernels placed under it are. Bytes are counted as each NumPy
+pass really moves them (``out=`` passes, no hidden temporaries). The whole default run takes
+one to two seconds. Drawing: ``course_lib.plots.roofline``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .progress import Progress
 from .roofline import attainable_flops
 
 __all__ = [
+    "REPEATS",
+    "MIN_TIME_S",
     "time_best",
     "last_level_cache_bytes",
     "stream_array_bytes",
@@ -36,12 +41,21 @@ __all__ = [
 ]
 
 
-def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.0) -> float:
-    """Best wall time of ``fn()`` over ``repeats`` runs (seconds); keeps going until ``min_time_s``."""
+#: Defaults shared by every CPU measurement, so the peak and the kernels are timed alike.
+REPEATS = 5
+MIN_TIME_S = 0.05
+
+
+def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.0, warmup: int = 1) -> float:
+    """Best wall time of ``fn()`` over ``repeats`` runs (seconds), after ``warmup`` untimed calls;
+    keeps going until ``min_time_s`` of timed calls (at most 1000 runs)."""
     if not callable(fn):
         raise TypeError("fn must be a callable taking no arguments")
     repeats = check_int("repeats", repeats, min_value=1)
     min_time_s = check_number("min_time_s", min_time_s, min_value=0)
+    warmup = check_int("warmup", warmup, min_value=0)
+    for _ in range(warmup):
+        fn()
     best = float("inf")
     spent = 0.0
     runs = 0
@@ -122,7 +136,8 @@ class MachineRoofline:
         return self.peak_flops / self.bandwidth_bytes_per_s
 
 
-def measure_bandwidth(array_bytes: int | None = None, repeats: int = 3) -> tuple[float, float, float]:
+def measure_bandwidth(array_bytes: int | None = None, repeats: int = REPEATS,
+                      min_time_s: float = MIN_TIME_S) -> tuple[float, float, float]:
     """Sustained (copy, triad, scale) bandwidth in bytes/s on float64 arrays of ``array_bytes``.
 
     copy:  dst[:] = src                 counted as 2 arrays (one read, one write)
@@ -139,35 +154,44 @@ def measure_bandwidth(array_bytes: int | None = None, repeats: int = 3) -> tuple
     src = np.ones(n)
     dst = np.empty(n)
     c = np.full(n, 2.0)
-    t_copy = time_best(lambda: np.copyto(dst, src), repeats)
+    t_copy = time_best(lambda: np.copyto(dst, src), repeats, min_time_s)
 
     def triad():
         np.multiply(src, 3.0, out=dst)
         np.add(dst, c, out=dst)
 
-    t_triad = time_best(triad, repeats)
-    t_scale = time_best(lambda: np.multiply(c, 1.0, out=c), repeats)
+    t_triad = time_best(triad, repeats, min_time_s)
+    t_scale = time_best(lambda: np.multiply(c, 1.0, out=c), repeats, min_time_s)
     return 2 * n * 8 / t_copy, 5 * n * 8 / t_triad, 2 * n * 8 / t_scale
 
 
-def measure_matmul_flops(n: int = 1024, dtype=np.float32, repeats: int = 3) -> float:
-    """Sustained FLOP/s of an n x n x n NumPy matmul: 2 n^3 / best time."""
+def measure_matmul_flops(n: int = 1024, dtype=np.float32, repeats: int = REPEATS,
+                         min_time_s: float = MIN_TIME_S) -> float:
+    """Sustained FLOP/s of an n x n x n NumPy matmul: 2 n^3 / best time (timed as the kernels are)."""
     n = check_int("n", n, min_value=1)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(dtype)
     b = rng.standard_normal((n, n)).astype(dtype)
     out = np.empty((n, n), dtype=dtype)
-    t = time_best(lambda: np.matmul(a, b, out=out), repeats)
+    t = time_best(lambda: np.matmul(a, b, out=out), repeats, min_time_s)
     return 2.0 * n ** 3 / t
 
 
-def measure_machine(array_bytes: int | None = None, gemm_size: int = 1024, progress: bool = True) -> MachineRoofline:
-    """Measure this machine's two roofs (about half a second with the defaults)."""
+def measure_machine(array_bytes: int | None = None, gemm_size: int = 1024, progress: bool = True,
+                    repeats: int = REPEATS, min_time_s: float = MIN_TIME_S) -> MachineRoofline:
+    """Measure this machine's two roofs (about a second with the defaults).
+
+    Memory roof: the best of copy, triad and in-place scale (:func:`measure_bandwidth`). Flat
+    roof: the best FLOP/s of a ``gemm_size``^3 and a (``gemm_size``/2)^3 float32 matmul.
+    """
     with Progress(2, "measuring roofs", enabled=progress) as bar:
         array_bytes = stream_array_bytes() if array_bytes is None else array_bytes
-        copy_bw, triad_bw, scale_bw = measure_bandwidth(array_bytes)
+        copy_bw, triad_bw, scale_bw = measure_bandwidth(array_bytes, repeats, min_time_s)
         bar.update()
-        peak = measure_matmul_flops(gemm_size)
+        # The flat roof is the best rate of two square matmuls (gemm_size and half of it): on a
+        # shared machine one size can be caught by a disturbance the other escapes.
+        peak = max(measure_matmul_flops(size, repeats=repeats, min_time_s=min_time_s)
+                   for size in (max(gemm_size // 2, 1), gemm_size))
         bar.update()
     return MachineRoofline(cpu_description(), copy_bw, triad_bw, scale_bw, peak, gemm_size, array_bytes)
 
@@ -232,9 +256,12 @@ def _kernels(n_stream: int, gemv_n: int, gemm_sizes, rng):
 
 
 def measure_kernels(machine: MachineRoofline, n_stream: int | None = None, gemv_n: int | None = None,
-                    gemm_sizes=(32, 128, 512), repeats: int = 3, rng=None,
-                    progress: bool = True) -> list[KernelMeasurement]:
-    """Time NumPy kernels (axpy, an 8-op chain, GEMV, GEMMs) and predict each from ``machine``."""
+                    gemm_sizes=(32, 128, 512), repeats: int = REPEATS, rng=None,
+                    progress: bool = True, min_time_s: float = MIN_TIME_S) -> list[KernelMeasurement]:
+    """Time NumPy kernels (axpy, an 8-op chain, GEMV, GEMMs) and predict each from ``machine``.
+
+    Each kernel is timed by :func:`time_best` with the same warm-up, repeats and minimum time as
+    the roofs in :func:`measure_machine`."""
     if not isinstance(machine, MachineRoofline):
         raise TypeError("machine must be the MachineRoofline that measure_machine() returns")
     n_stream = stream_array_bytes() // 4 if n_stream is None else n_stream
@@ -248,7 +275,7 @@ def measure_kernels(machine: MachineRoofline, n_stream: int | None = None, gemv_
     results = []
     with Progress(len(kernels), "timing kernels", enabled=progress) as bar:
         for name, flops, bytes_moved, fn in kernels:
-            seconds = time_best(fn, repeats, min_time_s=0.01)
+            seconds = time_best(fn, repeats, min_time_s)
             predicted = attainable_flops(flops / bytes_moved, machine.peak_flops, machine.bandwidth_bytes_per_s)
             results.append(KernelMeasurement(name, flops, bytes_moved, seconds, predicted))
             bar.update()

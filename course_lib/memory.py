@@ -4,7 +4,8 @@ Four parts, all pure NumPy, SI units (bytes, bytes/s, seconds):
 
 * **The ladder.** ``memory_hierarchy(acc)`` lists registers, shared memory / L1, L2, device memory
   (HBM) and the host and peer links with capacity and bandwidth. Datasheet figures come from the
-  catalog; on-chip bandwidths NVIDIA does not publish are *derived* from catalog fields, and each
+  catalog; on-chip bandwidths are *derived* from catalog fields (or bounded, where nothing is
+  published to derive them from, such as the L2 of every part but the V100 and A100), and each
   level's ``source`` says how. ``transfer_table`` gives the time to move one tensor across each level:
   ``t = bytes / bandwidth``.
 * **A set-associative LRU cache simulator**, vectorised (``simulate_cache``), with trace generators
@@ -116,9 +117,12 @@ def memory_hierarchy(accelerator="H100 SXM") -> tuple[MemoryLevel, ...]:
       4 bytes x SMs x boost clock. H100 SXM: 128 x 12 B x 132 x 1.98 GHz = 401 TB/s.
     * shared memory / L1: capacity = shared memory per SM x SMs (the L1 share is not in the
       catalog); bandwidth *derived*: 128 B/clock/SM x SMs x boost clock = 33.5 TB/s on H100 SXM.
-    * L2: capacity from the catalog. NVIDIA publishes no L2 bandwidth, so only *bounds* are given:
-      at least the HBM bandwidth (every HBM byte passes through L2 on its way to an SM) and at most
-      the shared-memory/L1 figure (the SMs cannot take in more than their L1 delivers).
+    * L2: capacity from the catalog. Where NVIDIA publishes an L2 read bandwidth per clock (the
+      A100 whitepaper: 5120 B/clock for the A100, 2048 for the V100) it is *derived* as that figure
+      x boost clock: 5120 x 1.41 GHz = 7.22 TB/s on the A100. For the other parts (Hopper, Ada,
+      Blackwell: no published figure) only *bounds* are given: at least the HBM bandwidth (every
+      HBM byte passes through L2 on its way to an SM) and at most the shared-memory/L1 figure (the
+      SMs cannot take in more than their L1 delivers).
     * HBM (device memory): capacity and bandwidth from the datasheet.
     * peer GPUs over NVLink and the host over PCIe: datasheet totals are for both directions;
       the per-direction half is given, since a copy moves data one way.
@@ -143,15 +147,20 @@ def memory_hierarchy(accelerator="H100 SXM") -> tuple[MemoryLevel, ...]:
             "capacity: shared memory per SM x SMs; bandwidth derived: 32 banks x 4 B = 128 B/clock/SM "
             "x SMs x boost clock (CUDA C++ Programming Guide)" if smem_bw is not None
             else "capacity: shared memory per SM x SMs; bandwidth not published"))
-    if acc.l2_cache_bytes:
+    if acc.l2_cache_bytes and acc.l2_bandwidth is not None:
+        levels.append(MemoryLevel(
+            "L2", "chip, shared by all SMs", acc.l2_cache_bytes, acc.l2_bandwidth, "derived",
+            f"capacity: catalog; bandwidth derived: published L2 read bandwidth "
+            f"{acc.l2_read_bytes_per_clock} B/clock x boost clock (NVIDIA A100 whitepaper, L2 cache section)"))
+    elif acc.l2_cache_bytes:
         low = acc.mem_bandwidth
         high = smem_bw if smem_bw is not None and smem_bw > low else None
         levels.append(MemoryLevel(
             "L2", "chip, shared by all SMs", acc.l2_cache_bytes, None,
             "bounds" if high is not None else "catalog",
-            "capacity: catalog; bandwidth not published: bounded below by HBM bandwidth and above by "
-            "the shared-memory/L1 figure" if high is not None
-            else "capacity: catalog; bandwidth not published",
+            "capacity: catalog; no L2 bandwidth published for this part: bounded below by HBM "
+            "bandwidth and above by the shared-memory/L1 figure" if high is not None
+            else "capacity: catalog; no L2 bandwidth published for this part",
             bandwidth_low_bytes_per_s=low if high is not None else None,
             bandwidth_high_bytes_per_s=high))
     levels.append(MemoryLevel(

@@ -21,9 +21,13 @@ bytes per parameter with K = 12). Tensor-parallel all-reduces from Shoeybi et al
 (2019), section 3 (two per layer forward, two backward). Activation bytes per layer from
 Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models" (2022),
 section 4: s b h (34 + 5 a s / h) without parallelism, s b h (10 + 24/t + 5 a s / (h t)) with
-t-way tensor parallelism, 2 s b h with full recomputation (the layer input). Pipeline bubble from
-Huang et al., "GPipe" (2019) and Narayanan et al., "Efficient Large-Scale Language Model Training
-on GPU Clusters Using Megatron-LM" (SC 2021), section 2.2: (p-1)/(m+p-1) of the step is idle.
+t-way tensor parallelism, 2 s b h with full recomputation (the layer input). Pipeline bubble:
+(p-1)/(m+p-1) of the step is idle, the form of Huang et al., "GPipe" (NeurIPS 2019), section 2.3;
+Narayanan et al., "Efficient Large-Scale Language Model Training on GPU Clusters Using
+Megatron-LM" (SC 2021), section 2.2.1, state the same idle time against the ideal compute time
+instead: (p-1)/m. Tensor-parallel all-reduces are modelled as exposed (the plain Megatron
+schedule); decomposing the matmul to overlap them ("collective matmul", Wang et al., ASPLOS 2023)
+is not modelled.
 Parameter count 12 L h^2 (+ vocabulary V h) and 6 FLOP per parameter per token from Kaplan et al.,
 "Scaling Laws for Neural Language Models" (2020), section 2.1.
 """
@@ -265,10 +269,11 @@ def comm_hidden(flops, comm_bytes, peak_flops, bandwidth_bytes_per_s, efficiency
 # Pipeline schedules
 
 def pipeline_bubble_fraction(stages, micro_batches) -> float:
-    """Idle fraction of a synchronous pipeline step: (p-1) / (m+p-1).
+    """Idle fraction of a synchronous pipeline step: (p-1) / (m+p-1) (GPipe's form, of the step).
 
     Holds for GPipe and 1F1B alike when backward costs a fixed multiple of forward:
-    4 stages and 8 micro-batches idle 3/11 = 27 % of the time.
+    4 stages and 8 micro-batches idle 3/11 = 27 % of the time. Narayanan et al. (2021) divide the
+    same idle time by the ideal compute time instead: (p-1)/m = f / (1 - f) = 3/8 here.
     """
     p = check_int("stages", stages, min_value=1)
     m = check_int("micro_batches", micro_batches, min_value=1)
@@ -455,8 +460,9 @@ def estimate_training_step(model, plan, accelerator="H100 SXM", tokens_per_step=
     """Per-GPU memory and step time of ``model`` trained under ``plan`` on ``accelerator``.
 
     compute   = 6 P T / n_gpus / (efficiency * peak)        (x 4/3 with full recomputation)
-    bubble    = compute * (p-1)/m                           (so compute + bubble = compute (m+p-1)/m)
-    tensor    = 4 (or 6) all-reduces per layer and micro-batch, exposed (on the critical path)
+    bubble    = compute * (p-1)/m  (Narayanan's form; so compute + bubble = compute (m+p-1)/m)
+    tensor    = 4 (or 6) all-reduces per layer and micro-batch, exposed (on the critical path;
+                collective-matmul overlap is not modelled)
     pipeline  = 2 m point-to-point sends of a micro-batch's activations, exposed
     data      = ZeRO traffic, hidden behind the backward pass (the whole step for stage 3);
                 only the excess is exposed

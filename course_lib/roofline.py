@@ -194,18 +194,23 @@ class Ceiling:
 
 
 def hierarchical_ceilings(accelerator="H100 SXM", precision="bf16") -> list[Ceiling]:
-    """One bandwidth roof per level whose bandwidth is known: shared memory, HBM, links.
+    """One bandwidth roof per level whose bandwidth is known: shared memory, L2, HBM, links.
 
     Shared memory's bandwidth is not a datasheet figure; it is derived from the architecture:
     128 bytes per clock per SM (32 banks x 4 bytes, CUDA C++ Programming Guide) x SMs x boost
-    clock, and labelled 'derived' in ``source``. NVIDIA publishes no L2 bandwidth, so L2 gets
-    no roof here (lesson 03 bounds it between HBM and shared memory instead of guessing).
+    clock, and labelled 'derived' in ``source``. L2 gets a roof where NVIDIA publishes its read
+    bandwidth per clock (A100: 5120 B/clock, V100: 2048, A100 whitepaper), times the boost
+    clock: 7.22 TB/s on the A100. Hopper, Ada and Blackwell have no published figure, so their
+    L2 gets no roof (lesson 03 bounds it between HBM and shared memory instead of guessing).
     """
     acc = get_accelerator(accelerator)
     peak = acc.peak(precision)
     levels = []
     if acc.shared_mem_bandwidth:
         levels.append(("shared memory", acc.shared_mem_bandwidth, "derived: 128 B/clock/SM x SMs x boost clock"))
+    if acc.l2_bandwidth:
+        levels.append(("L2", acc.l2_bandwidth,
+                       f"derived: published {acc.l2_read_bytes_per_clock} B/clock x boost clock"))
     levels.append((f"HBM ({acc.mem_type})", acc.mem_bandwidth, "catalog"))
     if acc.interconnect_bandwidth:
         levels.append((f"{acc.interconnect} (per direction)", acc.interconnect_bandwidth / 2, "catalog"))

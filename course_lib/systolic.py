@@ -15,8 +15,10 @@ tile takes M + rows + cols - 2 cycles to stream M rows. Every A value that enter
     MACs / operand loads = M rows cols / (rows cols + M rows) -> cols   (large M)
 
 The same reuse a GPU gets from a shared-memory tile (``course_lib.tiling``), here in wiring.
-TPU MXUs are 128 x 128 arrays of this kind (Jouppi et al., "In-Datacenter Performance Analysis
-of a Tensor Processing Unit", ISCA 2017, section 2; Google Cloud TPU system architecture page).
+TPU matrix units are arrays of this kind. The first TPU's is 256 x 256, 65,536 8-bit MACs
+(Jouppi et al., "In-Datacenter Performance Analysis of a Tensor Processing Unit", ISCA 2017,
+section 2); from TPU v2 to v5 each MXU is 128 x 128, 16,384 MACs, several per chip (Google
+Cloud TPU system architecture page). ``TPU_V1_MXU_SIDE`` and ``TPU_MXU_SIDE`` hold the two sides.
 
 The simulation is vectorised NumPy: all tiles advance together, one NumPy step per cycle.
 """
@@ -31,7 +33,15 @@ import numpy as np
 from ._validate import check_int
 from .tiling import tiled_matmul_traffic
 
+#: Side of the TPU v1 matrix unit: 256 x 256 = 65,536 MACs (Jouppi et al., ISCA 2017, section 2).
+TPU_V1_MXU_SIDE = 256
+#: Side of each MXU in TPU v2 through v5: 128 x 128 = 16,384 MACs (Google Cloud TPU system
+#: architecture documentation).
+TPU_MXU_SIDE = 128
+
 __all__ = [
+    "TPU_V1_MXU_SIDE",
+    "TPU_MXU_SIDE",
     "SystolicRun",
     "systolic_matmul",
     "systolic_load_counts",

@@ -193,7 +193,7 @@ class TileLimit:
     tile_k: int
     stages: int
     smem_limit: int          # largest T whose A and B slices fit the per-block shared memory
-    register_limit: int      # largest T whose FP32 accumulators fit the SM's register file
+    register_limit: int      # largest T whose FP32 accumulators leave room in the SM's register file
     multiple: int
 
     @property
@@ -210,11 +210,13 @@ def tile_limit(accelerator="H100 SXM", precision="bf16", tile_k=32, stages=2,
     """Largest square tile T (a multiple of ``multiple``) that fits one block's on-chip storage.
 
         shared memory:  stages * b * 2*T*tile_k  <=  max shared memory per block
-        registers:      T*T * accumulator_bytes  <=  register file per SM
+        registers:      T*T * accumulator_bytes  <   register file per SM
 
-    The register bound is generous (a block also needs registers for addresses and operand
-    fragments), so real kernels stop below it. H100, BF16, tile_k 32, 2 stages:
-    shared memory allows T = 896, the 256 KiB register file only T = 256.
+    The register bound is strict because the accumulators cannot take every register: the
+    threads also need registers for operand fragments, addresses and loop counters. It is still
+    generous, so real kernels stop below it. H100, BF16, tile_k 32, 2 stages: shared memory
+    allows T = 896, the 256 KiB register file only T = 240 (256 x 256 FP32 accumulators are
+    65,536 registers, the whole file, with none left for anything else).
     """
     acc = get_accelerator(accelerator)
     b = _bytes_per_element(precision)
@@ -227,6 +229,8 @@ def tile_limit(accelerator="H100 SXM", precision="bf16", tile_k=32, stages=2,
         raise ValueError(f"the catalog has no shared-memory or register-file size for {acc.name}")
     t_smem = int(smem // (stages * b * 2 * tile_k))
     t_reg = int(math.isqrt(int(acc.register_file_bytes_per_sm // acc_b)))
+    if t_reg * t_reg * acc_b >= acc.register_file_bytes_per_sm:     # would fill the file: no room left
+        t_reg -= 1
     return TileLimit(acc.name, precision.lower(), tile_k, stages,
                      smem_limit=t_smem // multiple * multiple,
                      register_limit=t_reg // multiple * multiple, multiple=multiple)

@@ -61,14 +61,17 @@ print(f"t = {q_bytes / 1e6:.1f} MB / {h100.mem_bandwidth / 1e12:.2f} TB/s = {q_b
 
 # %% [markdown]
 # NVIDIA publishes capacities and the HBM, NVLink and PCIe rates. It does not publish the
-# bandwidth of registers, shared memory or L2, so the course derives what it can from catalog
-# fields and says so:
+# bandwidth of registers or shared memory, and gives L2's only in one whitepaper, so the course
+# derives what it can from catalog fields and says so:
 #
 # * **shared memory**: 32 banks, each delivering one 4-byte word per clock (CUDA C++ Programming
 #   Guide), so 128 bytes per clock per SM, times SMs, times the boost clock;
 # * **registers**: each FP32 lane issues one fused multiply-add per clock and reads three 4-byte
 #   operands, so (FP32 FLOP per clock per SM / 2) x 12 bytes, times SMs and clock;
-# * **L2**: no derivation is possible from the catalog; it is bounded below by HBM (all HBM
+# * **L2**: the A100 whitepaper gives an L2 read bandwidth of 5120 bytes per clock for the A100
+#   and 2048 for the V100; times the boost clock, that is a bandwidth (the whitepaper does not
+#   name the L2's clock, so the boost clock is our assumption). For Hopper, Ada and Blackwell
+#   NVIDIA publishes no L2 figure, so for the H100 L2 is only bounded: below by HBM (all HBM
 #   traffic passes through L2) and above by the SMs' shared memory / L1 figure.
 
 # %%
@@ -97,20 +100,50 @@ fig = plot_hierarchy(levels, title=f"{h100.name}: capacity and bandwidth, both o
 plt.show()
 
 # %% [markdown]
-# Read the picture twice. Bandwidth falls by about a factor of ten at each known step. Capacity
-# does not simply grow on the way down: the chip's registers, all SMs together, hold more than its
-# shared memory and two thirds as much as its L2.
+# Read the picture twice. Bandwidth falls at every step we know, by the factors printed below.
+# Capacity does not simply grow on the way down: the chip's registers, all SMs together, hold
+# more than its shared memory and two thirds as much as its L2.
 
 # %%
 reg_cap = by_name["registers"].capacity_bytes
 smem_cap = by_name["shared memory / L1"].capacity_bytes
 l2_cap = by_name["L2"].capacity_bytes
-known = [lv for lv in levels if lv.bandwidth_bytes_per_s]
-for upper, lower in zip(known, known[1:]):
-    print(f"{upper.name:28s} -> {lower.name:32s} {upper.bandwidth_bytes_per_s / lower.bandwidth_bytes_per_s:5.1f}x slower")
+
+
+def step_ratios(ladder):
+    """(upper, lower, bandwidth ratio) for each pair of neighbouring levels with a known bandwidth."""
+    known = [lv for lv in ladder if lv.bandwidth_bytes_per_s]
+    return [(u.name, l.name, u.bandwidth_bytes_per_s / l.bandwidth_bytes_per_s) for u, l in zip(known, known[1:])]
+
+
+for upper, lower, ratio in step_ratios(levels):
+    print(f"{upper:28s} -> {lower:32s} {ratio:5.1f}x slower")
 print(f"\nregister files together: {reg_cap / 1e6:.1f} MB = {reg_cap / l2_cap:.2f} x the L2 "
       f"and {reg_cap / smem_cap:.2f} x all shared memory")
 assert smem_cap < reg_cap < l2_cap
+assert all(ratio > 1 for *_, ratio in step_ratios(levels))
+
+# %% [markdown]
+# On the H100 the step from shared memory to HBM skips L2, whose bandwidth we could only bound.
+# The A100 is the part where NVIDIA publishes it, and there the steps on either side of L2 are
+# much smaller than a factor of ten:
+
+# %%
+a100 = get_accelerator("A100")
+a100_levels = {lv.name: lv for lv in memory_hierarchy(a100)}
+l2_a100 = a100_levels["L2"]
+print(f"{a100.name} L2: {a100.l2_read_bytes_per_clock} B/clock x {a100.boost_clock_hz / 1e9:.2f} GHz = "
+      f"{l2_a100.bandwidth_bytes_per_s / 1e12:.2f} TB/s  [{l2_a100.kind}]")
+a100_steps = step_ratios(memory_hierarchy(a100))
+for upper, lower, ratio in a100_steps:
+    print(f"  {upper:28s} -> {lower:32s} {ratio:5.1f}x slower")
+ratio = {(u, l): r for u, l, r in a100_steps}
+l2_to_hbm = ratio[("L2", "device memory (HBM2e)")]
+smem_to_l2 = ratio[("shared memory / L1", "L2")]
+# Second way: the two steps multiply to the shared-memory-to-HBM step.
+smem_to_hbm = a100_levels["shared memory / L1"].bandwidth_bytes_per_s / a100.mem_bandwidth
+assert np.isclose(smem_to_l2 * l2_to_hbm, smem_to_hbm)
+assert l2_to_hbm < 5 and smem_to_l2 < 5 < smem_to_hbm
 
 # %% [markdown]
 # ### Moving one tensor across each level
@@ -418,10 +451,12 @@ assert faster_math / slow > 0.9
 #
 # ## Key points
 #
-# * Each step down the hierarchy loses about an order of magnitude of bandwidth; $t = Q / \beta$
-#   says what a tensor costs at each level.
-# * NVIDIA does not publish on-chip bandwidths. Shared memory is 128 B per clock per SM
-#   (section 1 derives the chip-wide figure); L2 can only be bounded from the catalog.
+# * Bandwidth falls at each step down the hierarchy, but not by a fixed factor: on the A100 the
+#   steps either side of L2 are each well under ten (L2 to HBM about 3.5x, section 1), while
+#   the links below HBM cost more; $t = Q / \beta$ says what a tensor costs at each level.
+# * NVIDIA publishes few on-chip bandwidths. Shared memory is 128 B per clock per SM (section 1
+#   derives the chip-wide figure); L2 reads are 5120 B per clock on the A100 and 2048 on the V100
+#   (A100 whitepaper); for Hopper and later L2 can only be bounded from the catalog.
 # * Hit rate depends on the pattern, not only the size: sequential sweeps live on spatial
 #   locality, tiles on reuse in time, and strides can collide in one set.
 # * Latency and bandwidth differ by the number of requests in flight; your CPU showed both.

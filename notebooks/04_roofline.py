@@ -31,8 +31,9 @@ import numpy as np
 import matplotlib.pyplot as plt
 
 from course_lib.hardware import get_accelerator, list_accelerators, bytes_per_element
-from course_lib.roofline import (attainable_flops, elementwise_kernel, hierarchical_ceilings,
-                                 matmul_intensity, matmul_kernel, place_kernel, ridge_point)
+from course_lib.roofline import (attainable_flops, binding_ceiling, elementwise_kernel,
+                                 hierarchical_ceilings, matmul_intensity, matmul_kernel, place_kernel,
+                                 ridge_point)
 from course_lib.plots import use_course_style
 from course_lib.plots.roofline import plot_hierarchical_roofline, plot_measured_roofline, plot_roofline
 
@@ -189,32 +190,118 @@ print(f"a matmul kept in plain FP32 uses {100 / ratio_bf16:.1f}% of the chip's d
       f"and leaves {100 * (1 - 1 / ratio_bf16):.1f}% idle")
 
 # %% [markdown]
+# How large is that gap on other chips and generations? The dense 16-bit tensor rate over the
+# FP32 rate, for every GPU in the catalog, oldest first:
+
+# %%
+tensor_gap = {}
+print(f"{'accelerator':15s} {'year':>5s} {'16-bit':>7s} {'tensor / FP32':>14s}")
+for name in sorted(list_accelerators(kind="gpu"), key=lambda n: get_accelerator(n).year):
+    acc = get_accelerator(name)
+    prec = "bf16" if "bf16" in acc.peak_flops else "fp16"
+    tensor_gap[acc.name] = acc.peak(prec) / acc.peak("fp32")
+    print(f"{acc.name:15s} {acc.year:5d} {prec:>7s} {tensor_gap[acc.name]:13.1f}x")
+v100_gap, a100_gap, h100_gap = (tensor_gap[n] for n in ("V100 SXM2", "A100 SXM 80GB", "H100 SXM"))
+# The data-centre generations do not widen the gap every time: A100 doubled it, H100 narrowed it,
+# Blackwell widened it again.
+assert a100_gap > v100_gap and h100_gap < a100_gap < tensor_gap["B200"]
+# The Ada parts sit far below ten: the L4 and the RTX 4090 (GeForce: half-rate FP32 accumulate).
+assert tensor_gap["L4"] < 5 and tensor_gap["RTX 4090"] < 3
+ada = ("L4", "RTX 4090")
+assert all(7.95 <= tensor_gap[n] <= 30.05 for n in tensor_gap if n not in ada)   # key points: 8 to 30
+assert all(1.95 <= tensor_gap[n] <= 4.05 for n in ada)                           # key points: 2 to 4
+print(f"\nV100 -> A100 -> H100: {v100_gap:.1f}x -> {a100_gap:.1f}x -> {h100_gap:.1f}x")
+# Second way: (tensor FLOP/clock/SM / FP32 FLOP/clock/SM) x (rated tensor clock / boost clock).
+for name in ("V100 SXM2", "A100 SXM 80GB", "H100 SXM"):
+    acc = get_accelerator(name)
+    per_clock = acc.fp16_tensor_flops_per_clock_per_sm / acc.fp32_flops_per_clock_per_sm
+    clock_ratio = acc.tensor_clock_hz / acc.boost_clock_hz
+    print(f"{acc.name:15s} per clock {per_clock:4.0f}x, tensor clock / boost clock {clock_ratio:.3f}")
+    assert np.isclose(per_clock * clock_ratio, tensor_gap[acc.name], rtol=0.01)
+
+# %% [markdown]
+# The gap did not grow with each generation: it doubled from Volta to Ampere, then narrowed a
+# little on Hopper, and Blackwell widened it again. Per clock, Hopper's SM doubled its FP32 lanes
+# along with its tensor-core rate, so the ratio stayed where Ampere's was; the narrowing is the
+# clock, since NVIDIA rates Hopper's tensor peak at a lower clock than its FP32 peak (section 5). Nor is it an order of magnitude everywhere: on the Ada parts, the L4 and
+# the RTX 4090, the tensor cores give only a few times the FP32 rate (the table above).
+
+# %% [markdown]
 # ## 5. Why sustained throughput falls below the rated peak, and what sparsity doubles
 #
-# Peak rates are *units x FLOP per clock x boost clock*. The boost clock is the most the chip
-# runs at, and it runs there only within its power and thermal budget (the catalog's TDP). A
-# dense BF16 matmul that draws the full budget makes the chip lower its clock, and the roof
-# comes down in proportion. The clock drop below is an assumption for illustration, not a
-# measured figure.
+# Peak rates are *units x FLOP per clock x clock*. For the FP32 lanes the clock is the boost
+# clock (section 4 checked it). For the tensor cores the architecture whitepapers give the dense
+# FP16 FLOP per clock per SM (the catalog's `fp16_tensor_flops_per_clock_per_sm`), so dividing
+# the vendor's dense peak by it and by the SM count gives the clock the vendor rated tensor math
+# at:
+#
+# $$ f_\text{tensor} = \frac{\pi_\text{FP16, dense}}{\text{SMs} \times \text{FLOP/clock/SM}}. $$
+
+# %%
+print(f"{'accelerator':15s} {'dense FP16':>11s} {'SMs':>4s} {'FLOP/clk/SM':>12s} {'tensor clock':>13s} {'boost':>9s}")
+for name in list_accelerators(kind="gpu"):
+    acc = get_accelerator(name)
+    if acc.tensor_clock_hz is None:
+        continue
+    print(f"{acc.name:15s} {acc.peak('fp16') / 1e12:8.1f} TF {acc.sm_count:4d} "
+          f"{acc.fp16_tensor_flops_per_clock_per_sm:12d} {acc.tensor_clock_hz / 1e6:9.0f} MHz "
+          f"{acc.boost_clock_hz / 1e6:5.0f} MHz")
+    # Second way: the clock times the units gives the catalog's dense peak back.
+    assert np.isclose(acc.sm_count * acc.fp16_tensor_flops_per_clock_per_sm * acc.tensor_clock_hz, acc.peak("fp16"))
+tensor_clock = h100.tensor_clock_hz
+assert tensor_clock < 0.95 * h100.boost_clock_hz                     # H100: rated below boost
+a100 = get_accelerator("A100")
+assert abs(a100.tensor_clock_hz / a100.boost_clock_hz - 1) < 0.01      # A100: rated at boost
+
+# %% [markdown]
+# On the V100 and A100 the tensor peak is rated at the boost clock. On the H100 it is not: its
+# dense tensor peaks correspond to a clock well under the boost clock that its FP32 figure uses,
+# and the H100 PCIe's likewise. The boost clock is the most the chip runs at, and only within
+# its power and thermal budget (the catalog's TDP); a dense BF16 matmul that draws the full
+# budget makes the chip lower its clock, and the roof comes down in proportion. The clock drop
+# below is an assumption for illustration, not a measured figure. Because the datasheet's tensor
+# peak already sits at the lower rated clock, scaling the datasheet peak by the whole drop from
+# boost would count part of the drop twice; the roof follows from the clock itself:
 
 # %%
 clock_drop = 0.15                       # assumed: clock 15% under boost when power-limited
-sustained_peak = h100.peak("bf16") * (1 - clock_drop)
-print(f"{h100.tdp_w:.0f} W budget: at a {clock_drop:.0%} lower clock, the BF16 roof is "
+sustained_clock = h100.boost_clock_hz * (1 - clock_drop)
+sustained_peak = h100.sm_count * h100.fp16_tensor_flops_per_clock_per_sm * sustained_clock
+double_counted = h100.peak("bf16") * (1 - clock_drop)
+print(f"{h100.tdp_w:.0f} W budget: at {sustained_clock / 1e6:.0f} MHz ({clock_drop:.0%} under boost, "
+      f"{1 - sustained_clock / tensor_clock:.1%} under the rated tensor clock) the BF16 roof is "
       f"{sustained_peak / 1e12:.0f} TFLOP/s and the ridge moves to "
       f"{ridge_point(sustained_peak, h100.mem_bandwidth):.0f} FLOP/B")
+print(f"scaling the datasheet peak by the whole {clock_drop:.0%} would give {double_counted / 1e12:.0f} TFLOP/s: "
+      f"the first {1 - tensor_clock / h100.boost_clock_hz:.1%} of the drop counted twice")
+assert np.isclose(sustained_peak, h100.peak("bf16") * sustained_clock / tensor_clock)
+assert double_counted < sustained_peak < h100.peak("bf16")
 
 # %% [markdown]
 # **Structured 2:4 sparsity.** When two of every four weights are zero in a fixed pattern, sparse
 # tensor cores skip them and the datasheets print twice the dense rate. It helps only models
-# pruned to that pattern, and does nothing for memory-bound kernels. Storing the sparse figure
-# would double every ridge point and make memory-bound kernels look further from the roof than
-# they are; the catalog stores dense rates and we derive the sparse one when it is wanted.
+# pruned to that pattern. Storing the sparse figure would double every ridge point and make
+# memory-bound kernels look further from the roof than they are; the catalog stores dense rates
+# and we derive the sparse one when it is wanted.
+#
+# Sparsity also shrinks the weights: the compressed matrix keeps the two non-zero values of each
+# group of four plus a 2-bit index for each (NVIDIA A100 whitepaper, fine-grained structured
+# sparsity; PTX ISA, sparse `mma.sp` metadata), so a memory-bound kernel that reads compressed
+# weights moves fewer bytes:
 
 # %%
 sparse_bf16 = 2 * h100.peak("bf16")
 print(f"datasheet 'with sparsity' BF16: {sparse_bf16 / 1e12:.0f} TFLOP/s; ridge would read "
       f"{ridge_point(sparse_bf16, h100.mem_bandwidth):.0f} instead of {ridge_h100:.0f} FLOP/B")
+index_bits = 2                                      # per kept value: its position among four
+value_bits = 8 * bytes_per_element("bf16")
+bf16_fraction = (2 * value_bits + 2 * index_bits) / (4 * value_bits)
+print(f"BF16 2:4 weights with metadata take {bf16_fraction:.2%} of the dense bytes; a GEMV that "
+      f"streams them could run up to {1 / bf16_fraction:.2f}x faster")
+assert round(100 * bf16_fraction) == 56                                     # key points
+# Second way: count the bits of one 2:4-compressed 8192 x 8192 BF16 matrix directly.
+n_groups = 8192 * 8192 // 4
+assert np.isclose(n_groups * (2 * 16 + 2 * index_bits) / 8 / (8192 * 8192 * 2), bf16_fraction)
 
 # %% [markdown]
 # ## 6. The hierarchical roofline
@@ -223,8 +310,10 @@ print(f"datasheet 'with sparsity' BF16: {sparse_bf16 / 1e12:.0f} TFLOP/s; ridge 
 # own sloped roof, and a kernel has its own intensity against each level (the bytes it moves
 # *through that level*). Whichever roof is lowest at its intensity binds. On-chip bandwidths are
 # not datasheet figures: `hierarchical_ceilings` derives shared memory's from the architecture and
-# says how in `source`; NVIDIA publishes no L2 bandwidth at all, so L2 gets no roof here (lesson
-# 03 bounds it between HBM and shared memory).
+# says how in `source`. L2 gets a roof only where NVIDIA publishes its read bandwidth: the A100
+# whitepaper gives 5120 bytes per clock (and 2048 for the V100), which times the boost clock is a
+# bandwidth. For Hopper, Ada and Blackwell there is no published figure, so the H100 has no L2
+# roof (lesson 03 bounds it between HBM and shared memory):
 
 # %%
 ceilings = hierarchical_ceilings("H100 SXM", "bf16")
@@ -232,21 +321,55 @@ for c in ceilings:
     print(f"{c.level:32s} {c.bandwidth_bytes_per_s / 1e12:8.3f} TB/s  ridge {c.ridge_point:8.1f} FLOP/B  ({c.source})")
 smem = ceilings[0]
 assert np.isclose(smem.bandwidth_bytes_per_s, 128 * h100.sm_count * h100.boost_clock_hz)
+assert not any(c.level == "L2" for c in ceilings)
 fig = plot_hierarchical_roofline(ceilings, h100.peak("bf16"), points=[train, gemv],
                                  title="H100 SXM, dense BF16: one roof per level")
 plt.show()
 
 # %% [markdown]
-# A tiled matmul that reuses each tile from shared memory 64 times has a shared-memory intensity
-# only $1/64$ of its HBM intensity, and may be bound by shared memory, not by HBM. Lesson 06
-# builds such tiles; lesson 08 adds the links between chips, whose roofs are lower still.
+# The A100 has the L2 roof, between shared memory and HBM. Take an $8192^3$ BF16 matmul cut
+# into $64 \times 64$ output tiles. Each tile reads its rows of $A$ and columns of $B$ again, but
+# neighbouring tiles share them, so (at best) those re-reads hit in L2 and HBM sees each matrix
+# once. The kernel then has two intensities: against HBM the matmul's own $n/3$, against L2 the
+# tiled traffic's, about $T/b$ (lesson 06 counts it):
+
+# %%
+from course_lib.tiling import tiled_matmul_traffic
+
+a100_ceilings = hierarchical_ceilings(a100, "bf16")
+for c in a100_ceilings:
+    print(f"{c.level:32s} {c.bandwidth_bytes_per_s / 1e12:8.3f} TB/s  ridge {c.ridge_point:8.1f} FLOP/B  ({c.source})")
+l2 = next(c for c in a100_ceilings if c.level == "L2")
+assert np.isclose(l2.bandwidth_bytes_per_s, a100.l2_read_bytes_per_clock * a100.boost_clock_hz)
+
+tiled = tiled_matmul_traffic(8192, 8192, 8192, 64, bytes_per_element=2)
+i_l2 = tiled.intensity_flops_per_byte
+i_hbm = matmul_intensity(8192, 8192, 8192, 2)
+level, bound = binding_ceiling({"L2": i_l2, "HBM (HBM2e)": i_hbm}, a100, "bf16")
+print(f"\n64 x 64 tiles: {i_l2:.1f} FLOP/B against L2, {i_hbm:.0f} against HBM -> the {level} roof binds "
+      f"at {bound / 1e12:.0f} of {a100.peak('bf16') / 1e12:.0f} TFLOP/s")
+assert level == "L2" and np.isclose(bound, l2.bandwidth_bytes_per_s * i_l2)
+fig = plot_hierarchical_roofline(a100_ceilings, a100.peak("bf16"), title="A100 SXM, dense BF16: an L2 roof from the whitepaper")
+ax = fig.axes[0]
+ax.plot(i_l2, bound, "o", color="k")
+ax.annotate("64x64 tiles, against L2", (i_l2, bound), textcoords="offset points", xytext=(5, -3), fontsize=8)
+plt.show()
+
+# %% [markdown]
+# Against HBM alone this matmul would reach the peak; its L2 traffic holds it lower. Bigger tiles
+# raise the L2 intensity (lesson 06). Likewise a tiled matmul that reuses each tile from shared
+# memory 64 times has a shared-memory intensity only $1/64$ of its HBM intensity, and may be bound
+# by shared memory, not by HBM. Lesson 08 adds the links between chips, whose roofs are lower still.
 #
 # ## 7. Your own machine's roofline, measured
 #
 # The same model describes your laptop. We measure two roofs with NumPy, sustained memory
 # bandwidth (copy, triad and an in-place scale on arrays twice the size of your largest cache)
-# and sustained matmul FLOP/s, then time kernels of very different intensity and place each at
-# its predicted and measured height. It takes about a second.
+# and sustained matmul FLOP/s (the better of two sizes), then time kernels of very different
+# intensity and place each at its predicted and measured height. Everything, roofs and kernels
+# alike, goes through one timer: a warm-up call, then the best of at least five calls and of at
+# least 50 ms of calls, so a kernel and the peak it is compared with are measured the same way.
+# It takes one to two seconds.
 
 # %%
 from course_lib.measure import gpu_status, measure_kernels, measure_machine
@@ -255,8 +378,9 @@ machine = measure_machine()
 print(f"{machine.description}")
 print(f"copy {machine.copy_bandwidth_bytes_per_s / 1e9:.1f} GB/s, triad "
       f"{machine.triad_bandwidth_bytes_per_s / 1e9:.1f} GB/s, in-place scale "
-      f"{machine.scale_bandwidth_bytes_per_s / 1e9:.1f} GB/s; {machine.gemm_size}^3 float32 matmul "
-      f"{machine.peak_flops / 1e9:.1f} GFLOP/s: ridge {machine.ridge_point:.1f} FLOP/B")
+      f"{machine.scale_bandwidth_bytes_per_s / 1e9:.1f} GB/s; best of the {machine.gemm_size // 2}^3 and "
+      f"{machine.gemm_size}^3 float32 matmuls {machine.peak_flops / 1e9:.1f} GFLOP/s: "
+      f"ridge {machine.ridge_point:.1f} FLOP/B")
 measured = measure_kernels(machine)
 print(f"{'kernel':12s} {'FLOP/B':>7s} {'predicted GFLOP/s':>18s} {'measured':>9s} {'ratio':>6s}")
 for k in measured:
@@ -272,17 +396,33 @@ gemm_big = max((k for k in measured if k.name.startswith("GEMM")), key=lambda k:
 size = int(gemm_big.name.split()[1])
 assert np.isclose(gemm_big.intensity_flops_per_byte, matmul_intensity(size, size, size, 4))
 # Timings depend on what else your machine is doing, so they are compared, not asserted.
-axpy = next(k for k in measured if k.name == "axpy")
-verdict = "as the roofline predicts" if gemm_big.measured_flops > axpy.measured_flops else \
+streaming = [k for k in measured if k.intensity_flops_per_byte < 1]
+best_stream = max(streaming, key=lambda k: k.measured_flops)
+contrast = gemm_big.measured_flops / best_stream.measured_flops
+verdict = "as the roofline predicts" if contrast > 1 else \
     "NOT as predicted: is something else busy on this machine?"
-print(f"{gemm_big.name} ran {gemm_big.measured_flops / axpy.measured_flops:.0f}x the FLOP/s of axpy, {verdict}")
+print(f"{gemm_big.name} ran {contrast:.0f}x the FLOP/s of the fastest streaming kernel "
+      f"({best_stream.name}), {verdict}")
+near = [k.name for k in measured if 0.5 <= k.fraction_of_prediction <= 2]
+print(f"within a factor of two of the roofline on this run: {', '.join(near) or 'none'}")
+for k in measured:
+    if k.fraction_of_prediction < 0.5:
+        print(f"more than 2x below: {k.name}, {k.seconds * 1e6:.0f} us per call")
+    elif k.fraction_of_prediction > 2:
+        print(f"more than 2x above: {k.name} (its roof was measured in a slower moment)")
 
 # %% [markdown]
-# Read the plot: the streaming kernels and the GEMV sit near the sloped roof (a ratio near 1); copy
-# and triad read lower than the in-place scale because writing a line that is not in cache first
-# reads it (write-allocate), bytes we did not count. The large GEMM sits near the flat roof it defined; the
-# smallest GEMM falls far below both, because at a few microseconds per call the fixed cost of a
-# NumPy call dominates (lesson 01 measures that overhead).
+# Read the plot with the noise in mind. A laptop, or a shared machine with two cores, runs other
+# work beside NumPy, and BLAS threads wait for each other when one is descheduled; the ratios
+# move from run to run (run the two cells again and compare). What a noisy run still shows,
+# unless something heavy runs beside it, is the contrast the roofline is about: the large GEMM,
+# far right of the ridge, runs at a multiple of the FLOP/s of the streaming kernels, far left of
+# it. The first line above gives the factor for this run and says whether the run showed it; the
+# next lines say which kernels landed near their roof this time. Two effects pull points down:
+# a pass that writes lines not in cache first reads them (write-allocate), bytes we did not count
+# (which is why the memory roof is the best of three streams, not the copy alone); and a kernel
+# of a few microseconds per call, such as the smallest GEMM, pays NumPy's fixed call cost
+# (lesson 01 measures it) on top of its work.
 #
 # **On a GPU.** Where PyTorch sees a GPU, the same two roofs are measured on it (a 1 GiB
 # device copy and an 8192^3 BF16 matmul) and set beside the catalog's datasheet figures. Without
@@ -325,9 +465,10 @@ explorer
 # - **"Ridge points are tens of FLOP per byte."** (One of our seed texts says so.) For dense
 #   16-bit tensor-core math they are in the hundreds on every current GPU in the catalog; the
 #   smallest above is the one printed in section 1.
-# - **"Tensor cores give five to ten times the FP32 rate."** On the H100 SXM the dense BF16 rate
-#   is well above ten times the FP32 rate (section 4 prints the ratio); the gap grew with each
-#   generation (compare the V100's FP16 to FP32 ratio in the catalog).
+# - **"Tensor cores give five to ten times the FP32 rate."** It depends on the chip: on the A100
+#   and H100 SXM the dense 16-bit rate is well above ten times the FP32 rate, on the L4 and the
+#   RTX 4090 only a few times, and the gap did not grow with every generation (section 4 prints
+#   each ratio).
 # - **"A faster GPU speeds up every kernel."** A memory-bound kernel only speeds up with bandwidth.
 #   From H100 SXM to H200 the BF16 peak is unchanged and the bandwidth grows:
 
@@ -343,7 +484,8 @@ assert np.isclose(gain_train, 1.0)
 # - **"Lower precision only helps the arithmetic."** Halving the bytes per element doubles the
 #   intensity of every kernel: a memory-bound kernel gets faster even if the math does not.
 # - **"The spec-sheet peak is what my kernel will get."** Only kernels right of the ridge can reach
-#   it, and then only at the sustained clock (section 5).
+#   it, and then only at the clock the chip sustains; on the H100 the tensor peak is already rated
+#   below the boost clock (section 5).
 # - **"Intensity against HBM tells the whole story."** The binding roof may be L2, shared memory or
 #   a link (section 6).
 #
@@ -358,6 +500,10 @@ assert np.isclose(gain_train, 1.0)
 # - $P(I) = \min(\pi, \beta I)$: left of the ridge you are paying for bytes, right of it for FLOP.
 # - Square matmuls in 16-bit formats have $I = n/3$; decode GEMVs have $I \approx 1$, so decode is
 #   memory-bound on every GPU and batching is the lever.
-# - Dense tensor-core rates are an order of magnitude above the FP32 lanes; sparse figures are twice
-#   dense and apply only to 2:4-pruned weights.
-# - Every memory level has its own roof; measure your own machine's roofs before trusting a model.
+# - Dense tensor-core rates are 8 to 30 times the FP32 lanes on the data-centre GPUs in the catalog
+#   but only 2 to 4 times on the Ada parts (section 4); sparse figures are twice dense, apply only
+#   to 2:4-pruned weights, and those weights also take about 56% of the dense bytes.
+# - Peak = units x FLOP per clock x clock, at the clock the vendor rated: the H100's tensor peak
+#   implies a clock below its boost clock (section 5).
+# - Every memory level has its own roof (L2's where a vendor publishes it, as for the A100);
+#   measure your own machine's roofs, the same way as its kernels, before trusting a model.

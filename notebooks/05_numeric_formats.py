@@ -173,14 +173,18 @@ assert bf16.epsilon / fp16.epsilon == 2 ** (fp16.mantissa_bits - bf16.mantissa_b
 # %% [markdown]
 # ## 4. Overflow: infinity, NaN or the largest value
 #
-# What a value beyond the range becomes depends on the format. IEEE-like formats round to
-# infinity; FP8 E4M3 has no infinity, so a plain conversion gives NaN; FP4 E2M1 has neither and
-# saturates. GPU conversion instructions offer saturation instead (clip to the largest finite
-# value; PTX's `.satfinite` modifier), which we show with `saturate=True`.
+# What a value beyond the range becomes depends on the format and on who converts it. In a
+# library cast (the `ml_dtypes` cast used here, like NumPy's) IEEE-like formats round to
+# infinity; FP8 E4M3 has no infinity, so the cast gives NaN; FP4 E2M1 has neither and
+# saturates. NVIDIA's GPU conversion to FP8 does neither: PTX requires the `.satfinite` modifier
+# on a conversion to an FP8 type, which clips to the largest finite value, so on the GPU a
+# too-large value becomes $\pm 448$ (E4M3) or $\pm 57344$ (E5M2), never infinity or NaN. For the
+# FP8 rows the `saturating` column (`saturate=True`) is what the GPU gives; for FP16 and BF16 the
+# modifier is optional, and without it the GPU gives infinity as the library does.
 
 # %%
 too_big = 1e6
-print(f"{'format':9s} {'plain cast':>12s} {'saturating':>12s}  kind")
+print(f"{'format':9s} {'library cast':>12s} {'saturating':>12s}  kind")
 for name in F.FORMAT_NAMES:
     plain, sat = F.encode(too_big, name), F.encode(too_big, name, saturate=True)
     print(f"{plain.label:9s} {plain.stored:12.6g} {sat.stored:12.6g}  {plain.category}")
@@ -278,7 +282,10 @@ plt.show()
 # The same effect inside a matrix multiplication: a dot product of two BF16 vectors of length
 # 4096, with the products summed in BF16 and in FP32. This is why BF16 tensor-core instructions
 # always accumulate in FP32, and why training uses the FP32-accumulator form of the FP16 ones
-# (an FP16 accumulator exists, at up to twice the rate on GeForce parts).
+# (an FP16 accumulator exists, at up to twice the rate on GeForce parts). FP8 on Hopper is the
+# exception: its tensor cores accumulate FP8 products with only about 14 bits of precision, not
+# FP32's 24, so DeepSeek-V3 copies the partial sums out to FP32 every 128 elements of the dot
+# product (DeepSeek-V3 technical report, section 3.3.2, "Increasing accumulation precision").
 
 # %%
 k = 4096
@@ -384,6 +391,24 @@ print(f"TPU v5p BF16 -> FP8: {v5p.peak('fp8') / v5p.peak('bf16'):.2f}x: {v5p.not
 assert not int8_step.doubles_rate and math.isclose(int8_step.rate_ratio, 4, rel_tol=0.01)
 assert rtx.peak("tf32") == rtx.peak("fp32") and bytes_per_element("tf32") == bytes_per_element("fp32")
 
+# %% [markdown]
+# "FP8" in the catalog is a rate, not one encoding. NVIDIA's tensor cores take the OCP formats
+# E4M3 and E5M2 of this lesson; the MI300X's take the FNUZ variants (no infinity, one NaN where
+# $-0$ would be, the exponent bias one higher; ROCm's HIP documentation, "FP8 numbers"). The
+# catalog records which, and `ml_dtypes` has both:
+
+# %%
+fp8_dtype = {"E4M3": ml_dtypes.float8_e4m3fn, "E5M2": ml_dtypes.float8_e5m2,
+             "E4M3FNUZ": ml_dtypes.float8_e4m3fnuz, "E5M2FNUZ": ml_dtypes.float8_e5m2fnuz}
+for name in ("H100 SXM", "MI300X"):
+    acc = get_accelerator(name)
+    tops = ", ".join(f"{f} max {float(ml_dtypes.finfo(fp8_dtype[f]).max):g}" for f in acc.fp8_formats)
+    print(f"{acc.name:9s} FP8 {acc.peak('fp8') / 1e12:7.1f} TFLOP/s dense: {tops}")
+e4m3_max = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fnuz).max)
+assert e4m3_max == 240 and F.get_format("fp8_e4m3").max_value == 448
+# A scale chosen for OCP E4M3's 448 overflows the FNUZ variant: 300 fits one and not the other.
+assert np.isnan(np.float32(300).astype(ml_dtypes.float8_e4m3fnuz)) and float(np.float32(300).astype(ml_dtypes.float8_e4m3fn)) == 288
+
 # %%
 fig = plot_tensor_rates({name: F.tensor_rates(name) for name in ("A100", "H100 SXM", "B200", "RTX 4090")})
 plt.show()
@@ -437,8 +462,11 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 # - **"Each halving of the bits doubles the tensor-core rate."** On the data-center GPUs in the
 #   catalog it does, step by step; the TPU v5p runs FP8 at its BF16 rate, and on the RTX 4090 INT8 runs at four times its FP32-accumulate
 #   FP16 rate, and its TF32 tensor rate equals its FP32 rate (section 9).
-# - **"FP8 overflows to infinity."** E4M3 has no infinity: a plain cast of a large value gives
-#   NaN, which is why FP8 pipelines scale tensors first or convert with saturation (section 4).
+# - **"FP8 overflows to infinity."** E4M3 has no infinity: a library cast of a large value gives
+#   NaN, and NVIDIA's conversion instructions saturate to the largest finite value instead
+#   (section 4). Either way the value is lost, which is why FP8 pipelines scale tensors first.
+# - **"FP8 is one format."** Besides E4M3 and E5M2 there are the FNUZ variants the MI300X runs,
+#   whose E4M3 tops out at 240, not 448 (section 9).
 # - **"Casting to a narrow integer clips."** A plain cast wraps around (section 4); quantizers clip
 #   on purpose.
 # - **"Lower precision means uniformly larger error."** For floats the error is relative and the
@@ -454,11 +482,12 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 #
 # - A float is sign, exponent and mantissa: the exponent buys range, the mantissa precision; the
 #   relative gap is about $2^{-M}$ across the normal range.
-# - Beyond the range: infinity (FP32, BF16, FP16, E5M2), NaN (E4M3) or saturation (FP4); below it,
-#   subnormals and then zero.
+# - Beyond the range, in a library cast: infinity (FP32, BF16, FP16, E5M2), NaN (E4M3) or
+#   saturation (FP4); NVIDIA's FP8 conversions saturate. Below it, subnormals and then zero.
 # - BF16 has FP32's range, so gradients do not underflow and no loss scaling is needed; FP16 has
 #   more precision but needs a loss scale.
-# - Keep long sums in FP32 (tensor cores do) or INT32 for integers.
+# - Keep long sums in FP32, as BF16 and FP16 tensor-core instructions do, or INT32 for integers;
+#   Hopper's FP8 tensor cores keep fewer bits, so FP8 training promotes partial sums to FP32.
 # - Quantization is codes times scales; finer scale groups fight outliers, and integer formats need
 #   them most. MX formats use blocks of 32 with a power-of-two scale.
 # - Halving the bytes halves the traffic everywhere and, on current data-center GPUs, doubles the

@@ -103,9 +103,24 @@ smem_next = tiling.smem_bytes_per_block(lim_h100.smem_limit + 16, lim_h100.smem_
 assert smem_fit <= h100.max_shared_mem_bytes_per_block < smem_next
 
 # %% [markdown]
-# The register file binds first: $256 \times 256$ FP32 accumulators already fill an SM's 256 KiB,
-# before counting any other register, so real kernels stop below it and spread the accumulators
-# over the registers of many warps. The traffic against tile size for a $1000 \times 700 \times 900$ matmul, formula and walk:
+# The register file binds first. A $256 \times 256$ tile cannot keep its FP32 accumulators in
+# registers: they alone are the SM's whole register file, with no register left for the operand
+# fragments, addresses and loop counters every thread also needs. `tile_limit` therefore requires
+# the accumulators to leave room, and real kernels stop further below and spread the accumulators
+# over the registers of many warps:
+
+# %%
+acc_regs_256 = 256 * 256                              # one 32-bit register per FP32 accumulator
+print(f"256 x 256 FP32 accumulators: {acc_regs_256:,} registers; an H100 SM has {h100.registers_per_sm:,} "
+      f"({h100.register_file_bytes_per_sm // 1024} KiB): {h100.registers_per_sm - acc_regs_256} left over")
+t_reg = lim_h100.register_limit
+spare = h100.registers_per_sm - t_reg * t_reg
+print(f"largest square tile that leaves room: {t_reg} x {t_reg}, {spare:,} registers spare, "
+      f"{spare / h100.max_threads_per_block:.1f} per thread of a {h100.max_threads_per_block}-thread block")
+assert acc_regs_256 == h100.registers_per_sm and lim_h100.largest == t_reg < 256
+
+# %% [markdown]
+# The traffic against tile size for a $1000 \times 700 \times 900$ matmul, formula and walk:
 
 # %%
 sweep = tiling.traffic_sweep(1000, 700, 900, tiles=np.unique(np.geomspace(8, 1024, 30).astype(int)),
@@ -119,8 +134,9 @@ plt.show()
 # %% [markdown]
 # ## 2. What tiling buys, on the roofline
 #
-# An $8192^3$ BF16 matmul with tiles from 16 to the largest the H100 holds, placed on its HBM
-# roofline with `course_lib.roofline`. The second way: the intensity should be close to $T/b$.
+# An $8192^3$ BF16 matmul with tiles from 16 to the largest that leaves room in the H100's
+# register file, placed on its HBM roofline with `course_lib.roofline`. The second way: the
+# intensity should be close to $T/b$.
 
 # %%
 points = []
@@ -415,7 +431,7 @@ assert one_mma.fma_instructions * one_mma.warp_size == 16 * 8 * 16
 #   instruction is m16n8k16, a 16 x 16 by 16 x 8 product issued by a whole warp; it is an
 #   instruction, not a per-clock rate.
 # - **"Bigger tiles are always better."** Only until they stop fitting: the register file caps the
-#   H100's square tile at 256 long before shared memory would (section 1).
+#   H100's square tile below 256, long before shared memory would (section 1).
 # - **"Fusing three elementwise kernels makes them three times faster."** The saved mask and the
 #   bias vector are moved either way: 2.6x in BF16 (section 4).
 # - **"My kernel passed its test."** Which test? Square, power-of-two, all-ones inputs let both

@@ -41,7 +41,8 @@ from course_lib.parallelism import (ParallelPlan, activation_bytes_per_layer, co
                                     pipeline_parallel_bytes_per_gpu, simulate_pipeline,
                                     tensor_parallel_bytes_per_gpu, transformer_for_params,
                                     zero_model_state_bytes)
-from course_lib.systolic import reuse_comparison, systolic_load_counts, systolic_matmul
+from course_lib.systolic import (TPU_MXU_SIDE, TPU_V1_MXU_SIDE, reuse_comparison, systolic_load_counts,
+                                 systolic_matmul)
 from course_lib.roofline import matmul_kernel, place_kernel, ridge_point
 from course_lib.plots import use_course_style
 from course_lib.plots.collectives import plot_link_times, plot_ring_traffic
@@ -64,7 +65,8 @@ print(f"{h100.name}: {h100.interconnect} {h100.interconnect_bandwidth / 1e9:.0f}
 # Vendors print NVLink and PCIe as *both directions added together*; a chip sending while it
 # receives gets half. Between nodes, a DGX H100 gives each GPU its own 400 Gb/s InfiniBand NDR
 # port: $400 \times 10^9 / 8 = 50 \times 10^9$ bytes per second and direction. The latencies are
-# NCCL's per-step constants (a few microseconds), the scale rather than an exact value.
+# NCCL's per-step constants (ring algorithm, from the cost model of NCCL 2.17; a few
+# microseconds), the scale rather than an exact value.
 # For the bf16 gradients of a 7-billion-parameter model on an H100 SXM:
 
 # %%
@@ -185,8 +187,8 @@ est = estimate_training_step(model, plan, "H100 SXM", tokens)
 assert np.isclose(est.comm_bytes["tensor"], traffic["tensor"]) and np.isclose(est.comm_bytes["data"], traffic["data"])
 
 # %% [markdown]
-# Tensor parallelism sends the most, and it sends in the middle of every layer, where nothing
-# else can run: it belongs on NVLink. Pipeline traffic is the smallest; the data-parallel
+# Tensor parallelism sends the most, and it sends in the middle of every layer, where in the
+# plain schedule nothing else can run: it belongs on NVLink. Pipeline traffic is the smallest; the data-parallel
 # all-reduce comes next, and it can run while the backward pass computes earlier layers' gradients.
 #
 # **When does communication hide?** Overlapped traffic costs nothing when it finishes before
@@ -195,9 +197,13 @@ assert np.isclose(est.comm_bytes["tensor"], traffic["tensor"]) and np.isclose(es
 # $$ \frac{F}{Q} \ge \frac{u\,\pi}{\beta}: $$
 #
 # the roofline test again, with the link's bandwidth in place of HBM's. For data parallelism it
-# decides whether the traffic hides. Tensor parallelism cannot overlap (its all-reduces sit
-# between the layer's matmuls), so there the same ratio gives the exposed cost instead: when the
-# link's ratio is met, communication takes less time than the matmuls. Tensor parallelism does
+# decides whether the traffic hides. In the plain Megatron schedule tensor parallelism's
+# all-reduces sit between the layer's matmuls and nothing hides them (our step model treats
+# them so). They can overlap too: splitting each matmul into chunks and sending one chunk's
+# result while computing the next ("collective matmul", Wang et al., ASPLOS 2023; Megatron-LM
+# and Transformer Engine offer it as tensor-parallel communication overlap) puts them beside the
+# matmuls, and then the same ratio decides whether they hide. Either way, when the link's ratio
+# is met, communication takes less time than the matmuls. Tensor parallelism does
 # $24Th^2/t$ FLOP per layer forward against $2 \cdot \frac{2(t-1)}{t} \cdot 2Th$ bytes, a ratio of
 # $3h/(t-1)$ whatever the batch. For data parallelism, a GPU holding $P_g$ parameters sends
 # $\frac{2(d-1)}{d} \cdot 2P_g$ bytes while its backward pass does $4P_g$ FLOP for each of the $T_r$
@@ -247,12 +253,21 @@ assert np.isclose(ep_bytes / tp_bytes, 2 * (7 / 8) / (2 * 7 / 8))    # k (e-1)/e
 #
 # $$ \text{bubble} = \frac{p-1}{m+p-1}. $$
 #
+# That is GPipe's form (Huang et al., 2019), a fraction of the whole step. Narayanan et al.
+# (2021) divide the same idle time by the ideal compute time $m(t_f+t_b)$ instead and write
+# $(p-1)/m$; the two are $f$ and $f/(1-f)$ of one bubble, and `estimate_training_step` uses
+# the second.
+#
 # `simulate_pipeline` runs the schedule operation by operation (each waits for its input and
 # for its stage) and measures the idle time. GPipe runs all forwards then all backwards; 1F1B
 # alternates once the pipe is full. Same bubble, but 1F1B keeps far fewer micro-batches'
 # activations alive:
 
 # %%
+f_step = pipeline_bubble_fraction(4, 8)
+print(f"p = 4, m = 8: idle {f_step:.4f} of the step (GPipe's form) = {f_step / (1 - f_step):.4f} "
+      f"of the ideal compute time (Narayanan's (p-1)/m = {3 / 8:.4f})")
+assert np.isclose(f_step / (1 - f_step), (4 - 1) / 8)
 for schedule in ("gpipe", "1f1b"):
     run = simulate_pipeline(4, 8, schedule)
     assert np.isclose(run.bubble_fraction, pipeline_bubble_fraction(4, 8))
@@ -335,12 +350,17 @@ print(f"{sim.tiles} tiles of 8x8, {sim.cycles} cycles, {sim.macs:,} MACs from {s
 # reads each $A$ value once per column of tiles and each $B$ value once per row of tiles, about
 # $s/2$ MACs per load. The weight-stationary array keeps its weights for the whole stream of
 # rows, so it approaches $s$. The array does in wiring what the GPU does with shared memory and
-# registers; both attack the same bytes.
+# registers; both attack the same bytes. Real arrays are large: the first TPU had one
+# $256 \times 256$ array (Jouppi et al., ISCA 2017); TPU v2 to v5 have several $128 \times 128$ MXUs
+# per chip.
 
 # %%
 cmp = reuse_comparison(4096, 4096, 4096)
 assert np.allclose(cmp["gpu_tile"], cmp["sizes"] / 2, rtol=1e-9)
 fig = plot_reuse(cmp, title="4096^3 matmul: operand reuse")
+for side, chips in ((TPU_V1_MXU_SIDE, "TPU v1"), (TPU_MXU_SIDE, "TPU v2 to v5, per MXU")):
+    reuse = cmp["systolic"][list(cmp["sizes"]).index(side)]
+    print(f"{chips}: {side} x {side} = {side * side:,} MACs, {reuse:.0f} MACs per operand load on this matmul")
 
 # %% [markdown]
 # On the roofline a TPU is one more machine with a peak and a bandwidth. The same training
@@ -474,9 +494,11 @@ assert pipeline_bubble_fraction(16, 8) > 2 * pipeline_bubble_fraction(4, 8)
 #   as PCIe: $t = \alpha + S/\beta$ with per-direction bandwidth.
 # - A ring all-reduce sends $2(n-1)/n$ of the tensor per rank, as reduce-scatter plus
 #   all-gather; the simulation counts exactly that, chunk by chunk.
-# - Tensor parallelism is chatty and on the critical path: keep it on NVLink. Data-parallel
-#   traffic overlaps the backward pass and tolerates the network when the batch is large enough.
-# - The pipeline bubble is $(p-1)/(m+p-1)$; 1F1B keeps it but holds fewer activations.
+# - Tensor parallelism is chatty and, unless its matmuls are split to overlap the all-reduces, on
+#   the critical path: keep it on NVLink. Data-parallel traffic overlaps the backward pass and
+#   tolerates the network when the batch is large enough.
+# - The pipeline bubble is $(p-1)/(m+p-1)$ of the step (GPipe's form), $(p-1)/m$ of the ideal
+#   compute time (Narayanan et al.'s); 1F1B keeps it but holds fewer activations.
 # - Sixteen bytes per parameter is model state alone; ZeRO divides it by $d$ in stages,
 #   recomputation trades FLOP for activation memory, offloading trades PCIe time for HBM.
 # - A systolic array reuses operands in wiring as a GPU tile does in shared memory; on the

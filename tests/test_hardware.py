@@ -87,7 +87,9 @@ def test_every_raw_entry_has_units_in_key_names():
     for entry in raw_entries():
         for key in entry:
             if key.startswith(("mem_bandwidth", "mem_capacity", "l2", "interconnect_gb", "host_link_gb")):
-                assert any(u in key for u in ("_gb", "_mib", "_kib", "_bits")), key
+                assert any(u in key for u in ("_gb", "_mib", "_kib", "_bits", "_bytes_per_clock")), key
+            if "per_clock" in key:
+                assert key.endswith(("_bytes_per_clock", "_flops_per_clock_per_sm")), key
 
 
 @pytest.mark.parametrize("spelling", ["H100 SXM", "h100 sxm", "h100-sxm", "H100_SXM", " H100SXM ", "H100"])
@@ -139,3 +141,45 @@ def test_list_filter():
 def test_cache_sizes_are_binary_megabytes():
     """NVIDIA's "50 MB" L2 is 50 MiB (the CUDA driver reports 52,428,800 bytes on an H100)."""
     assert get_accelerator("H100 SXM").l2_cache_bytes == 50 * 2 ** 20
+
+
+def test_l2_read_bandwidth_where_nvidia_publishes_it():
+    """A100 whitepaper: 'The A100 L2 read bandwidth is 5120 Bytes/clk, compared to V100 L2
+    cache read bandwidth of 2048 Bytes/clk'. Times the boost clock: 7.22 and 3.13 TB/s."""
+    a100, v100 = get_accelerator("A100"), get_accelerator("V100")
+    assert a100.l2_read_bytes_per_clock == 5120 and v100.l2_read_bytes_per_clock == 2048
+    assert a100.l2_bandwidth == pytest.approx(5120 * 1.41e9)
+    assert v100.l2_bandwidth == pytest.approx(2048 * 1.53e9)
+    # L2 sits between HBM and the SMs' shared memory: faster than one, slower than the other.
+    for acc in (a100, v100):
+        assert acc.mem_bandwidth < acc.l2_bandwidth < acc.shared_mem_bandwidth
+        assert "Bytes/clk" in acc.source and "A100 Tensor Core GPU Architecture whitepaper" in acc.source
+    # No other part has a published per-clock figure: it stays missing, never guessed.
+    for name in ALL:
+        acc = get_accelerator(name)
+        if acc.name not in (a100.name, v100.name):
+            assert acc.l2_read_bytes_per_clock is None and acc.l2_bandwidth is None, name
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if get_accelerator(n).fp16_tensor_flops_per_clock_per_sm])
+def test_tensor_clock_implied_by_dense_peak(name):
+    """dense FP16 peak = SMs x tensor FLOP/clock/SM x tensor clock; the clock is at most the boost
+    clock: equal on V100 and A100, about 1830 MHz on H100 SXM and 1620 MHz on H100 PCIe."""
+    acc = get_accelerator(name)
+    clock = acc.tensor_clock_hz
+    assert clock is not None and clock <= acc.boost_clock_hz * 1.001
+    assert acc.sm_count * acc.fp16_tensor_flops_per_clock_per_sm * clock == pytest.approx(acc.peak("fp16"))
+    expected_mhz = {"V100 SXM2": 1530, "A100 SXM 80GB": 1410, "H100 SXM": 1830, "H100 PCIe": 1620,
+                    "H200": 1830}[acc.name]
+    assert clock / 1e6 == pytest.approx(expected_mhz, rel=0.005)
+
+
+def test_fp8_formats_name_the_encoding():
+    """NVIDIA FP8 is OCP E4M3/E5M2; the MI300X (gfx942) runs the FNUZ variants instead."""
+    for name in ALL:
+        acc = get_accelerator(name)
+        if acc.fp8_formats:
+            assert "fp8" in acc.peak_flops, name
+            assert set(acc.fp8_formats) <= {"E4M3", "E5M2", "E4M3FNUZ", "E5M2FNUZ"}, name
+    assert get_accelerator("MI300X").fp8_formats == ("E4M3FNUZ", "E5M2FNUZ")
+    assert get_accelerator("H100 SXM").fp8_formats == ("E4M3", "E5M2")

@@ -312,6 +312,19 @@ def test_h100_levels_from_catalog_arithmetic():
     assert host.bandwidth_bytes_per_s == pytest.approx(acc.host_link_bandwidth / 2)
 
 
+def test_a100_l2_from_the_published_bytes_per_clock():
+    """A100 whitepaper: 5120 B/clock of L2 read bandwidth; x 1.41 GHz = 7.22 TB/s, 3.5x its HBM."""
+    acc = get_accelerator("A100")
+    levels = {lv.name: lv for lv in memory_hierarchy(acc)}
+    l2 = levels["L2"]
+    assert l2.kind == "derived" and "5120 B/clock" in l2.source
+    assert l2.bandwidth_bytes_per_s == pytest.approx(5120 * 1.41e9)
+    assert l2.bandwidth_low_bytes_per_s is None and l2.bandwidth_high_bytes_per_s is None
+    hbm = levels["device memory (HBM2e)"]
+    assert l2.bandwidth_bytes_per_s / hbm.bandwidth_bytes_per_s == pytest.approx(3.54, abs=0.01)
+    assert hbm.bandwidth_bytes_per_s < l2.bandwidth_bytes_per_s < levels["shared memory / L1"].bandwidth_bytes_per_s
+
+
 @pytest.mark.parametrize("name", list_accelerators())
 def test_every_catalog_entry_gives_a_sane_ladder(name):
     levels = memory_hierarchy(name)

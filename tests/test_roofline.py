@@ -94,7 +94,12 @@ def test_hierarchical_ceilings_ordered_and_binding():
     # Shared memory binds when reuse from it is low: intensity against it 1/64 of HBM's.
     level, _ = binding_ceiling({"HBM (HBM3)": 640.0, "shared memory": 10.0}, "H100 SXM")
     assert level == "shared memory"
-    assert not any(c.level == "L2" for c in ceilings)      # no published L2 bandwidth, no roof
+    assert not any(c.level == "L2" for c in ceilings)      # no published Hopper L2 bandwidth, no roof
+    a100 = hierarchical_ceilings("A100", "bf16")            # the A100 whitepaper gives 5120 B/clock
+    l2 = next(c for c in a100 if c.level == "L2")
+    assert l2.bandwidth_bytes_per_s == pytest.approx(5120 * 1.41e9)
+    assert [c.level for c in a100][:3] == ["shared memory", "L2", "HBM (HBM2e)"]
+    assert l2.ridge_point == pytest.approx(312e12 / (5120 * 1.41e9))
     with pytest.raises(ValueError, match="unknown"):
         binding_ceiling({"L9": 1.0})
     assert hierarchical_ceilings("TPU v5e")[0].level.startswith("HBM")

@@ -87,3 +87,10 @@ def test_single_pe_is_a_scalar_machine():
 def test_bad_input_names_the_argument(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+def test_tpu_mxu_sides():
+    """TPU v1: 256 x 256 = 65,536 MACs (Jouppi et al. 2017); v2 to v5: 128 x 128 per MXU."""
+    from course_lib.systolic import TPU_MXU_SIDE, TPU_V1_MXU_SIDE
+    assert TPU_V1_MXU_SIDE ** 2 == 65536
+    assert TPU_MXU_SIDE ** 2 == 16384

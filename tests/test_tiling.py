@@ -80,7 +80,9 @@ def test_smem_bytes_and_tile_limit_from_catalog():
     assert smem_bytes_per_block(lim.smem_limit, lim.smem_limit, 32, 2, 2) <= h100.max_shared_mem_bytes_per_block
     nxt = lim.smem_limit + lim.multiple
     assert smem_bytes_per_block(nxt, nxt, 32, 2, 2) > h100.max_shared_mem_bytes_per_block
-    assert lim.register_limit ** 2 * 4 <= h100.register_file_bytes_per_sm
+    assert lim.register_limit ** 2 * 4 < h100.register_file_bytes_per_sm
+    # 256 x 256 FP32 accumulators are exactly the 65,536-register file: no room for operands.
+    assert 256 ** 2 * 4 == h100.register_file_bytes_per_sm and lim.register_limit == 240
     assert lim.largest == min(lim.smem_limit, lim.register_limit)
     assert lim.binding == "registers"
     # FP32 operands take twice the bytes: the shared-memory bound halves (to the multiple)
