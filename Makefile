@@ -99,6 +99,7 @@ build/vendor/node_modules/mathjax/es5/tex-mml-chtml.js:
 site: $(SITE_STAMP) build/vendor/node_modules/mathjax/es5/tex-mml-chtml.js
 	$(BIN)/python tools/build_site.py --out build/site --repo "$(REPO)" --branch "$(BRANCH)" \
 	  --mathjax build/vendor/node_modules/mathjax
+	$(BIN)/python tools/check_site.py build/site
 
 # The lock is what $(VENV) holds (the course itself, installed editable, left out). Install the e2e
 # and site extras first (make e2e site) so the lock covers them too.

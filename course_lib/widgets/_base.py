@@ -4,17 +4,22 @@
 calls ``compute(**values)`` (a pure function), then ``draw(result)`` (a plot_* function that
 returns a Figure), and shows the figure as one PNG image; the last result stays on
 ``explorer.result`` for the next cell. Errors from bad control combinations are shown as one
-line in the output, never as a traceback.
+line in the output, never as a traceback. Displayed, an explorer is one output holding the widget
+and, for pages without a kernel (the course website), its initial figure and a one-line note.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import time
 from typing import Callable
 
 __all__ = ["FigureExplorer"]
 
+
+#: Shown, with the initial figure, where the widget cannot run (the course website, a static render).
+NOTE_TEXT = "interactive in JupyterLab (make lab), Binder or Colab; this is its initial figure"
 
 _DPI = 80     # sharp enough at 1:1, cheap enough to redraw in well under 100 ms
 
@@ -38,6 +43,7 @@ class FigureExplorer:
         self.compute = compute
         self.draw = draw
         self.describe = describe
+        self._title = title
         self.result = None
         self.last_update_s = None
         # The image is shown at the pixel size it was drawn at (scaling it blurs the text); the
@@ -88,6 +94,18 @@ class FigureExplorer:
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
 
-    def _ipython_display_(self):
-        from IPython.display import display
-        display(self.widget)
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        """One output: the live widget, and for renderers without a kernel its figure and a note.
+
+        JupyterLab, Colab and VS Code render the widget view (they rank it first). A static render
+        of the executed notebook (the course website, nbconvert, GitHub) shows ``image/png``, the
+        figure at the moment of display; ``text/plain`` says where the explorer is interactive
+        (the website shows it under the figure). Built once, at display; updates add nothing.
+        """
+        data = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude, **kwargs))
+        data["text/plain"] = f"{self._title}: {NOTE_TEXT}" if self._title else NOTE_TEXT.capitalize()
+        metadata = {}
+        if self.image.value:
+            data["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+            metadata["image/png"] = {"width": self.image.width, "height": self.image.height}
+        return data, metadata

@@ -19,7 +19,7 @@ nb_execution_timeout = 600
 nb_execution_raise_on_error = True
 nb_execution_excludepatterns = ["exercises/*"]
 nb_merge_streams = True
-# No widget JavaScript from a CDN: an explorer shows its text fallback and a note to open the lesson.
+# No widget JavaScript from a CDN: an explorer shows its initial figure and a note (see below).
 nb_ipywidgets_js = {}
 
 html_theme = "sphinx_book_theme"
@@ -35,3 +35,50 @@ html_theme_options = {
     "use_fullscreen_button": False,
 }
 html_last_updated_fmt = None
+
+# ------------------------------------------------------------------ explorers (FigureExplorer)
+# An explorer's output holds the live widget view, its initial figure (image/png) and a one-line
+# note (text/plain, course_lib.widgets._base.NOTE_TEXT); JupyterLab renders the widget. Pages here
+# have no kernel: HTML builds rank the image before the widget view (MyST-NB's default ranks the
+# widget view first, 10; plain widgets without an image still select it, which shows nothing without
+# widget JavaScript), and the transform below shows an explorer's figure *and* its note.
+nb_mime_priority_overrides = [("html", "image/png", 5)]
+
+EXPLORER_NOTE_CLASS = "course-explorer-note"     # tools/check_site.py looks for it
+
+
+def _explorer_figures(app):
+    from docutils import nodes
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    from course_lib.widgets._base import NOTE_TEXT
+
+    class ExplorerFigureAndNote(SphinxPostTransform):
+        """Before MyST-NB picks one mime type (priority 4): an explorer's bundle (widget view,
+        image/png, text/plain holding NOTE_TEXT) becomes its figure followed by its note."""
+
+        default_priority = 3
+
+        def run(self, **kwargs):
+            for bundle in list(self.document.findall(nodes.container)):
+                if bundle.get("nb_element") != "mime_bundle":
+                    continue
+                by_type = {child.get("mime_type"): child for child in bundle.children}
+                if not {"image/png", "text/plain", "application/vnd.jupyter.widget-view+json"} <= set(by_type):
+                    continue
+                note = by_type["text/plain"].astext().strip()
+                if NOTE_TEXT not in note:
+                    continue
+                figure = list(by_type["image/png"].children)
+                for element in figure:              # alt text: the note, not the file's hash name
+                    for image in element.findall(nodes.image):
+                        image["alt"] = note
+                paragraph = nodes.paragraph(classes=[EXPLORER_NOTE_CLASS])
+                paragraph += nodes.emphasis(text=note)
+                bundle.replace_self(figure + [paragraph])
+
+    app.add_post_transform(ExplorerFigureAndNote)
+
+
+def setup(app):
+    _explorer_figures(app)
