@@ -16,12 +16,12 @@ REPO   ?= OWNER/REPO
 BRANCH ?= main
 
 .PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom clean \
-        lock test-latest lint-ci notebooks-ipynb site
+        lock test-latest lint-ci notebooks-ipynb site test-ipynb
 
 help:
 	@echo "make lab        start the course in JupyterLab (installs into $(VENV) first)"
 	@echo "make test       run unit tests and every notebook (installs first)"
-	@echo "make bench      time the suite, each lesson, the import and the widgets"
+	@echo "make bench      time the suite, each lesson, the import and the widgets (BENCH_ARGS=--site: make site too)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make workspace  copy the exercises into DIR=my_work (never overwrites your changes)"
 	@echo "make progress   show which exercises in DIR=my_work pass"
@@ -32,6 +32,7 @@ help:
 	@echo "make lint-ci    check .github/workflows with actionlint"
 	@echo "make notebooks-ipynb  write build/ipynb/*.ipynb (Colab / download copies)"
 	@echo "make site       build the course website into build/site (offline, ~1 min)"
+	@echo "make test-ipynb run lessons 04 and 09 as .ipynb in a bare venv: their setup cell installs the course"
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -84,6 +85,11 @@ e2e: $(E2E_STAMP)
 # course at this version outside the repository. COURSE_SPEC=... overrides what that cell installs.
 notebooks-ipynb: $(STAMP)
 	$(BIN)/python tools/build_ipynb.py --out build/ipynb --repo "$(REPO)" $(if $(COURSE_SPEC),--spec "$(COURSE_SPEC)")
+
+# The .ipynb's setup cell, as on Colab: lessons 04 and 09 run in a fresh plain venv (build/ipynb-venv,
+# only nbclient and ipykernel) with COURSE_LIB_SPEC pointing at this clone (about 1 min, pip cache warm).
+test-ipynb: notebooks-ipynb
+	$(BIN)/python tools/check_ipynb_setup.py --ipynb build/ipynb
 
 # The website (build/site, about 50 s on 2 cores: every lesson executed). Offline: MathJax comes from
 # the npm package at build time, nothing is loaded from a CDN. Not part of make test.

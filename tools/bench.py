@@ -3,9 +3,11 @@
 Prints: the time of the whole test suite, each lesson's execution time (target <= 5 s), the time
 of `import course_lib` and of its compute modules (target <= 0.5 s), each explorer widget's update latency
 (compute + redraw to PNG, median of repeats; target <= 100 ms), then whatever each
-tools/bench_<topic>.py reports from its run(). Results also go to build/bench.json.
+tools/bench_<topic>.py reports from its run(). With --site, also the time of tools/build_site.py (what
+`make site` runs; into build/bench-site, so build/site is left alone). Results also go to
+build/bench.json.
 
-    python tools/bench.py [--no-suite] [--only NAME]
+    python tools/bench.py [--no-suite] [--only NAME] [--site]
 """
 
 from __future__ import annotations
@@ -32,6 +34,19 @@ def _run(cmd) -> float:
 def bench_suite() -> float:
     return _run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadfile", "--nbval-lax",
                  "tests", "notebooks", "solutions"])
+
+
+def bench_site() -> dict:
+    """Time tools/build_site.py (every lesson executed, Sphinx) as `make site` runs it, into build/bench-site."""
+    out = ROOT / "build" / "bench-site"
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "build_site.py"), "--src", str(out / "src"),
+                           "--out", str(out / "html")], cwd=ROOT, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode:
+        return {"error": f"build_site.py exited {proc.returncode}: {proc.stderr[-500:]}", "seconds": seconds}
+    return {"seconds": seconds}
 
 
 def bench_lessons() -> dict:
@@ -128,8 +143,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-suite", action="store_true", help="skip timing the whole test suite")
     parser.add_argument("--only", help="run only tools/bench_<ONLY>.py (and skip the rest)")
+    parser.add_argument("--site", action="store_true", help="also time tools/build_site.py (make site)")
     args = parser.parse_args(argv)
     report = {}
+    if args.site:
+        report["site_build"] = bench_site()
+        line = f"site build (tools/build_site.py):  {report['site_build']['seconds']:.1f} s"
+        print(line + (f"   FAILED: {report['site_build']['error']}" if "error" in report["site_build"] else ""))
     if not args.only:
         if not args.no_suite:
             report["suite_s"] = bench_suite()
