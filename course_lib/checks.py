@@ -318,11 +318,6 @@ class KernelExercise:
         task = TASKS.get(self.task)
         if task is None:
             raise RuntimeError(f"exercise {self.id} is misconfigured: no kernel task {self.task!r}")
-        params = list(inspect.signature(fn).parameters)
-        if len(params) != len(task.params):
-            raise ExerciseError(_failure(
-                self, f"your kernel {fn.__name__}({', '.join(params)}) takes {len(params)} "
-                      f"parameter(s), but the launch passes {len(task.params)}: {task.signature}"))
         try:
             runs = check_kernel(task, fn, cases=self.cases)
         except KernelCheckError as exc:
@@ -342,8 +337,8 @@ class KernelExercise:
             values = []
             for run in runs:
                 _, got, limit = target.evaluate(run.profile, run.sizes)
-                values.append(f"{_metric_text(target.metric, got)} {'>=' if target.at_least else '<='} "
-                              f"{_metric_text(target.metric, limit)}")
+                values.append(f"{target.format(got)} {'>=' if target.at_least else '<='} "
+                              f"{target.format(limit)}")
             met.append(f"{target.what}: {' | '.join(values)}")
         note = "" if decorated else "; decorate it with @cuda.jit to launch it"
         return (f"{self.id}: correct and safe on {len(runs)} random sizes ({sizes}); "
@@ -365,12 +360,6 @@ def _kernel_function(ex, answer):
         return answer, False
     raise TypeError(f"exercise {ex.id} expects {form}: a function decorated with @cuda.jit; "
                     f"you passed {type(answer).__name__} {_short(answer)}")
-
-
-def _metric_text(metric: str, value: float) -> str:
-    if metric.endswith("efficiency"):
-        return f"{value:.0%}"
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.3g}"
 
 
 Exercise = ValueExercise | ChoiceExercise | FunctionExercise | KernelExercise

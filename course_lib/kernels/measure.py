@@ -28,8 +28,8 @@ def gpu_status() -> tuple[bool, str]:
         from numba import cuda
         if not cuda.is_available():
             return False, "a GPU is present but numba cannot use it (no CUDA driver or toolkit found)"
-        return True, cuda.get_current_device().name.decode() if isinstance(
-            cuda.get_current_device().name, bytes) else str(cuda.get_current_device().name)
+        name = cuda.get_current_device().name
+        return True, name.decode() if isinstance(name, bytes) else str(name)
     except Exception as exc:        # a broken driver or toolkit: say so in one line
         return False, f"numba cannot use the GPU: {type(exc).__name__}: {exc}"
 

@@ -40,7 +40,7 @@ from ..latency import LaunchError, occupancy
 from ..roofline import Kernel, KernelPoint, place_kernel
 from ..memory import BANK_BYTES, N_BANKS
 from ..simt import SECTOR_BYTES
-from .trace import ATOMIC, GLOBAL, READ, SHARED, WRITE, Trace
+from .trace import ATOMIC, GLOBAL, READ, SHARED, WARP_SIZE, WRITE, Trace
 
 __all__ = [
     "WARP_SIZE", "Problem", "MemoryInstruction", "LineStats", "KernelProfile",
@@ -48,7 +48,6 @@ __all__ = [
     "ASSUMED_REGISTERS",
 ]
 
-WARP_SIZE = 32
 #: The occupancy beside a prediction assumes this many registers per thread (the compiler decides;
 #: 32 is typical for the short kernels of lesson 09 and does not limit occupancy on any catalog GPU).
 ASSUMED_REGISTERS = 32
@@ -270,10 +269,8 @@ def _dims(d) -> str:
 # --------------------------------------------------------------------------------------------
 
 def _warp_ids(trace: Trace, tids: np.ndarray) -> np.ndarray:
-    tpb = trace.launch.threads_per_block
-    wpb = -(-tpb // WARP_SIZE)
-    block, local = np.divmod(tids, tpb)
-    return block * wpb + local // WARP_SIZE
+    block, local = np.divmod(tids, trace.launch.threads_per_block)
+    return block * trace.launch.warps_per_block + local // WARP_SIZE
 
 
 def _occurrence(keys: np.ndarray) -> np.ndarray:
@@ -322,8 +319,7 @@ def profile_trace(trace: Trace, flops: float = 0.0) -> KernelProfile:
     if not isinstance(trace, Trace):
         raise TypeError(f"trace must be a Trace from trace_launch, got {type(trace).__name__}")
     flops = check_number("flops", flops, min_value=0)
-    tpb = trace.launch.threads_per_block
-    n_warps = trace.launch.n_blocks * -(-tpb // WARP_SIZE)
+    n_warps = trace.launch.n_warps
 
     # ---- divergence: distinct (line, occurrence) per warp
     l_tid, l_occ = _line_events(trace)
@@ -344,7 +340,7 @@ def profile_trace(trace: Trace, flops: float = 0.0) -> KernelProfile:
         instructions = _memory_instructions(trace, l_occ)
         problems = _problems(trace)
     problems += _barrier_problems(trace)
-    shared_bytes = sum(-(-np.prod(a.shape) * a.itemsize // 1) for a in trace.arrays if a.space == SHARED)
+    shared_bytes = sum(int(np.prod(a.shape)) * a.itemsize for a in trace.arrays if a.space == SHARED)
     atom = trace.acc_kind == ATOMIC
     contention = 0
     if atom.any():
@@ -582,11 +578,9 @@ def warp_lane_timeline(trace: Trace, warp: int = 0):
     will execute it has reached it (so a branch's two paths run one after the other and the warp
     reconverges after both); among those ready, the one most lanes wait on goes first.
     """
-    n_warps = trace.launch.n_blocks * -(-trace.launch.threads_per_block // WARP_SIZE)
-    w = check_int("warp", warp, min_value=0, max_value=n_warps - 1)
+    w = check_int("warp", warp, min_value=0, max_value=trace.launch.n_warps - 1)
     tpb = trace.launch.threads_per_block
-    wpb = -(-tpb // WARP_SIZE)
-    block, local = divmod(w, wpb)
+    block, local = divmod(w, trace.launch.warps_per_block)
     first = block * tpb + local * WARP_SIZE
     tids = range(first, min(first + WARP_SIZE, (block + 1) * tpb))
     seqs = []
@@ -734,8 +728,7 @@ def warp_access(trace: Trace, line: int, warp: int = 0, array: str | None = None
     """The addresses warp ``warp`` used on source line ``line`` (first execution, first access,
     or the first access to ``array``). A clear error when that warp made no access there."""
     line = check_int("line", line, min_value=1)
-    n_warps = trace.launch.n_blocks * -(-trace.launch.threads_per_block // WARP_SIZE)
-    warp = check_int("warp", warp, min_value=0, max_value=n_warps - 1)
+    warp = check_int("warp", warp, min_value=0, max_value=trace.launch.n_warps - 1)
     event = trace.line_start[trace.acc_tid] + np.maximum(trace.acc_event, 0)
     lines_of_acc = trace.line_no[event] if trace.acc_tid.size else np.zeros(0, np.int64)
     sel = (lines_of_acc == line) & (_warp_ids(trace, trace.acc_tid) == warp)

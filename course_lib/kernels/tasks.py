@@ -60,6 +60,12 @@ class CostTarget:
     what: str
     at_least: bool = False
 
+    def format(self, value: float) -> str:
+        """A measured or allowed value as the messages print it: 76% for an efficiency, 3,828 for a count."""
+        if self.metric.endswith("efficiency"):
+            return f"{value:.0%}"
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.3g}"
+
     def evaluate(self, profile: KernelProfile, sizes: dict):
         got = float(getattr(profile, self.metric))
         lim = float(self.limit(sizes))
@@ -450,9 +456,9 @@ def check_kernel(task, kernel, seed=None, cases=2) -> list[TaskRun]:
     fn = python_function(kernel)
     params = list(inspect.signature(fn).parameters)
     if len(params) != len(task.params):
-        raise KernelCheckError(f"{task.name}: the kernel must be {task.signature}, with "
-                               f"{len(task.params)} parameters; {fn.__name__} takes {len(params)} "
-                               f"({', '.join(params) or 'none'})")
+        raise KernelCheckError(f"{task.name}: your kernel {fn.__name__}({', '.join(params)}) takes "
+                               f"{len(params)} parameter(s), but the launch passes {len(task.params)}: "
+                               f"{task.signature}")
     runs = []
     for c in range(cases):
         s = base + c
@@ -480,19 +486,12 @@ def check_kernel(task, kernel, seed=None, cases=2) -> list[TaskRun]:
         for target in task.targets:
             ok, got, lim = target.evaluate(run.profile, run.sizes)
             if not ok:
-                pct = target.metric.endswith("efficiency")
                 raise KernelCheckError(
                     f"{where}: correct, but {'under' if target.at_least else 'over'} a cost target: "
-                    f"{target.what}; measured {_num(got, pct)}, "
-                    f"{'required' if target.at_least else 'allowed'} {_num(lim, pct)}\n  {again}")
+                    f"{target.what}; measured {target.format(got)}, "
+                    f"{'required' if target.at_least else 'allowed'} {target.format(lim)}\n  {again}")
         runs.append(run)
     return runs
-
-
-def _num(x: float, percent: bool = False) -> str:
-    if percent:
-        return f"{x:.0%}"
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.3g}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,10 +47,12 @@ __all__ = [
     "KernelFault", "OutOfBoundsError", "KernelStepLimit", "KernelCrash",
     "Launch", "Trace", "trace_launch", "python_function", "dim3",
     "READ", "WRITE", "ATOMIC", "GLOBAL", "SHARED",
-    "MAX_THREADS", "MAX_STEPS", "MAX_THREAD_STEPS",
+    "MAX_THREADS", "MAX_STEPS", "MAX_THREAD_STEPS", "WARP_SIZE",
 ]
 
 READ, WRITE, ATOMIC = 0, 1, 2
+#: Threads per warp on every NVIDIA GPU (CUDA C++ Programming Guide, "SIMT Architecture").
+WARP_SIZE = 32
 GLOBAL, SHARED = 0, 1
 #: A launch may run at most this many CUDA threads (a few seconds of CPU at most).
 MAX_THREADS = 1 << 16
@@ -129,6 +131,15 @@ class Launch:
     @property
     def n_threads(self) -> int:
         return self.threads_per_block * self.n_blocks
+
+    @property
+    def warps_per_block(self) -> int:
+        """A block's threads in warps of WARP_SIZE, the last one possibly partial."""
+        return -(-self.threads_per_block // WARP_SIZE)
+
+    @property
+    def n_warps(self) -> int:
+        return self.n_blocks * self.warps_per_block
 
 
 @dataclass(frozen=True)
@@ -410,10 +421,9 @@ class _Atomic:
 class _Shared:
     """``cuda.shared.array``: one allocation per call site per block, NaN-filled, traced."""
 
-    def __init__(self, run: _Run, block_label: str):
+    def __init__(self, run: _Run):
         self._run = run
         self._allocations = {}
-        self._label = block_label
         self._offset = 0            # each block lays out its shared memory from offset 0
 
     def array(self, shape, dtype, alignment=None):
@@ -476,7 +486,7 @@ def _fake_module(grid, block, run: _Run, shared: _Shared):
 
         @property
         def laneid(self):
-            return run.current.thread_id % 32
+            return run.current.thread_id % WARP_SIZE
 
         @property
         def shared(self):
@@ -676,7 +686,7 @@ def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_c
     try:
         for b_lin, (bzi, byi, bxi) in enumerate(itertools.product(range(gz), range(gy), range(gx))):
             block_idx = Dim3(bxi, byi, bzi)
-            shared = _Shared(run, str(b_lin))
+            shared = _Shared(run)
             module = _fake_module(launch.grid, launch.block, run, shared)
             block_threads = []
             for t_lin, (tzi, tyi, txi) in enumerate(itertools.product(range(bz), range(by), range(bx))):
