@@ -3,10 +3,25 @@
 nbval only collects ``.ipynb``. Here every ``.py`` under notebooks/ and solutions/ is read with
 ``jupytext.read`` and handed to nbval's own collector, so no ``.ipynb`` is ever written.
 exercises/ is tested separately (tests/test_exercises.py): its stubs are meant to raise.
+
+A lesson (``notebooks/NN_*.py``) also gets a learner's habits, in the kernel nbval already started
+(so a lesson costs two runs, not four as when these were a separate test file):
+
+1. nbval's run: every cell in a fresh kernel (``Cell N``);
+2. the whole lesson again in the same kernel (``Cell N again``): no error, and every number a cell
+   prints is the same as in the first run (stale state from the first run would show up here);
+3. a kernel restart, then the lesson's explorer cell (the last cell that displays a widget and calls
+   something named ``*explorer*(``) run first: it must be self-contained and show its widget.
+
+Numbers printed from measurements of this machine (timings, bandwidths) legitimately change from
+run to run, so a cell that measures, and any later cell that reads a name such a cell assigned
+(followed transitively), are not compared.
 """
 
 from __future__ import annotations
 
+import ast
+import re
 import types
 from pathlib import Path
 
@@ -63,5 +78,157 @@ def pytest_collect_file(file_path: Path, parent):
     if _nbval_plugin is None or not (opt.nbval or opt.nbval_lax):
         return None
     if _is_lesson(file_path, parent.config) and file_path.parent.name in _LESSON_DIRS:
+        if file_path.parent.name == "notebooks" and _LESSON_NAME.match(file_path.name):
+            return LessonNbFile.from_parent(parent, path=file_path)
         return JupytextNbFile.from_parent(parent, path=file_path)
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# A learner's habits with a lesson (see the module docstring)
+
+_LESSON_NAME = re.compile(r"\d\d_\w+\.py$")
+_WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+# Cells whose printed numbers come from this machine's clock, not from the course's formulas.
+_MEASURING = re.compile(r"\bmeasure\w*\s*\(|perf_counter|timeit|time\.time\s*\(|Progress\s*\(|tqdm|\bbench\w*\s*\(")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[,_]\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_EXPLORER_CALL = re.compile(r"\b\w*(explorer|Explorer)\w*\s*\(")
+
+
+def _printed_text(outputs) -> str:
+    """What the learner reads under a cell: stdout and plain-text results, addresses blanked."""
+    parts = []
+    for out in outputs or []:
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            parts.append(out.get("text", ""))
+        elif out.get("output_type") in ("execute_result", "display_data"):
+            if _WIDGET_MIME not in out.get("data", {}):
+                parts.append(str(out.get("data", {}).get("text/plain", "")))
+    return _ADDRESS.sub("0x?", "".join(parts))
+
+
+def _errored(outputs) -> bool:
+    return outputs is None or any(out.get("output_type") == "error" for out in outputs)
+
+
+def _shows_widget(outputs) -> bool:
+    return any(_WIDGET_MIME in out.get("data", {}) for out in outputs or []
+               if out.get("output_type") in ("execute_result", "display_data"))
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """Names a cell assigns and names it reads (IPython magics and shell lines are ignored)."""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        words = set(re.findall(r"[A-Za-z_]\w*", code))
+        return words, words
+    stored, loaded = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (stored if isinstance(node.ctx, ast.Store) else loaded).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+    return stored, loaded
+
+
+def _measured_cells(sources: list[str]) -> set[int]:
+    """Cells that measure this machine, and every later cell that uses what they computed."""
+    tainted: set[str] = set()
+    measured = set()
+    for i, source in enumerate(sources):
+        stored, loaded = _names(source)
+        if _MEASURING.search(source) or loaded & tainted:
+            measured.add(i)
+            tainted |= stored
+    return measured
+
+
+def _first_line(source: str) -> str:
+    lines = source.strip().splitlines()
+    return lines[0][:60] if lines else ""
+
+
+class HabitCheck(pytest.Item):
+    """One habit check over a lesson's two runs; ``kind`` is "same numbers" or "explorer first"."""
+
+    def __init__(self, *, kind: str, first: list, second: list, **kwargs):
+        super().__init__(**kwargs)
+        self.kind, self.first, self.second = kind, first, second
+
+    def runtest(self):
+        if any(item.test_outputs is None for item in self.first):
+            pytest.skip("the first run did not run every cell (deselected?)")
+        if self.kind == "same numbers":
+            self._same_numbers()
+        else:
+            self._explorer_first()
+
+    def _same_numbers(self):
+        sources = [item.cell.source for item in self.first]
+        measured = _measured_cells(sources)
+        stale = []
+        for i, (one, two) in enumerate(zip(self.first, self.second)):
+            if i in measured or _errored(one.test_outputs) or _errored(two.test_outputs):
+                continue       # an error is reported by that cell's own item
+            a, b = _printed_text(one.test_outputs), _printed_text(two.test_outputs)
+            if _NUMBER.findall(a) != _NUMBER.findall(b):
+                stale.append(f"  cell {i} ({_first_line(sources[i])!r}): printed {a[:200]!r} on the first run, "
+                             f"{b[:200]!r} on the second")
+        if stale:
+            raise HabitFailure(f"{self.path.name}: the second run in one kernel prints different numbers "
+                               f"(stale state, or an unseeded random draw?):\n" + "\n".join(stale))
+
+    def _explorer_first(self):
+        shown = [item for item in self.first if _shows_widget(item.test_outputs)
+                 and _EXPLORER_CALL.search(item.cell.source)]
+        if not shown:
+            raise HabitFailure(f"{self.path.name} has no explorer cell (none displayed a widget and called "
+                               f"something named *explorer*)")
+        cell = shown[-1]
+        kernel = self.parent.kernel
+        kernel.restart()
+        kernel.kc.wait_for_ready(timeout=60)
+        kernel._ensure_iopub_up()
+        probe = _nbval_plugin.IPyNbCell.from_parent(self.parent, name=f"{cell.name} first", cell_num=cell.cell_num,
+                                                    cell=cell.cell, options=cell.options)
+        where = f"{self.path.name}: the explorer cell {cell.cell_num} ({_first_line(cell.cell.source)!r})"
+        try:
+            probe.runtest()
+        except _nbval_plugin.NbCellError:
+            error = next(out for out in probe.test_outputs if out.get("output_type") == "error")
+            hint = (" is not self-contained: run before the cells above it, it"
+                    if error["ename"] in ("NameError", "UnboundLocalError") else ", run first in a fresh kernel,")
+            raise HabitFailure(f"{where}{hint} fails with {error['ename']}: {error['evalue']}") from None
+        if not _shows_widget(probe.test_outputs):
+            raise HabitFailure(f"{where}, run first in a fresh kernel, shows no widget")
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, HabitFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, 0, f"{self.path.name}::{self.name}"
+
+
+class HabitFailure(AssertionError):
+    pass
+
+
+if _nbval_plugin is not None:
+    class LessonNbFile(JupytextNbFile):
+        """A lesson: nbval's cells, the same cells again in the same kernel, then the habit checks."""
+
+        def collect(self):
+            first = list(super().collect())
+            yield from first
+            second = [_nbval_plugin.IPyNbCell.from_parent(self, name=f"{item.name} again", cell_num=item.cell_num,
+                                                          cell=item.cell, options=item.options) for item in first]
+            yield from second
+            yield HabitCheck.from_parent(self, name="second run prints the same numbers", kind="same numbers",
+                                         first=first, second=second)
+            yield HabitCheck.from_parent(self, name="explorer cell runs first after a restart",
+                                         kind="explorer first", first=first, second=second)
