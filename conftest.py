@@ -4,6 +4,12 @@ nbval only collects ``.ipynb``. Here every ``.py`` under notebooks/ and solution
 ``jupytext.read`` and handed to nbval's own collector, so no ``.ipynb`` is ever written.
 exercises/ is tested separately (tests/test_exercises.py): its stubs are meant to raise.
 
+A solutions file is also run a second time in the same kernel, from its last code cell to its first
+(``Cell N again, after the cells below it``): learners re-run cells out of order, and a function a
+learner writes must not shadow a name an earlier exercise uses (as a function named ``roofline``
+once replaced the module of that name). Lesson 09's solutions run kernels through the CUDA simulator
+(seconds per pass) and are run once.
+
 A lesson (``notebooks/NN_*.py``) also gets a learner's habits, in the kernel nbval already started
 (so a lesson costs two runs, not four as when these were a separate test file):
 
@@ -80,6 +86,8 @@ def pytest_collect_file(file_path: Path, parent):
     if _is_lesson(file_path, parent.config) and file_path.parent.name in _LESSON_DIRS:
         if file_path.parent.name == "notebooks" and _LESSON_NAME.match(file_path.name):
             return LessonNbFile.from_parent(parent, path=file_path)
+        if file_path.parent.name == "solutions" and not file_path.name.startswith(_SLOW_SOLUTIONS):
+            return SolutionNbFile.from_parent(parent, path=file_path)
         return JupytextNbFile.from_parent(parent, path=file_path)
     return None
 
@@ -232,3 +240,18 @@ if _nbval_plugin is not None:
                                          first=first, second=second)
             yield HabitCheck.from_parent(self, name="explorer cell runs first after a restart",
                                          kind="explorer first", first=first, second=second)
+
+
+#: Solutions whose second, reversed pass would cost seconds (lesson 09 runs the CUDA simulator).
+_SLOW_SOLUTIONS = ("09_",)
+
+if _nbval_plugin is not None:
+    class SolutionNbFile(JupytextNbFile):
+        """A solutions file: nbval's cells, then every cell again from the last to the first."""
+
+        def collect(self):
+            first = list(super().collect())
+            yield from first
+            for item in reversed(first):
+                yield _nbval_plugin.IPyNbCell.from_parent(self, name=f"{item.name} again, after the cells below it",
+                                                          cell_num=item.cell_num, cell=item.cell, options=item.options)

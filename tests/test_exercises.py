@@ -179,28 +179,8 @@ def test_exercise_notebook_fails_only_at_its_stub_cells(notebook):
         assert value.startswith("exercise "), value
 
 
-# Lesson 09 runs its kernels through the CUDA simulator (seconds per pass): the others suffice here.
-QUICK_SOLUTIONS = [p for p in SOLUTIONS if not p.name.startswith("09")]
-
-
-@pytest.mark.parametrize("solution", QUICK_SOLUTIONS, ids=lambda p: p.name)
-def test_solution_cells_pass_in_any_order(solution, capsys):
-    """Learners re-run cells out of order: after a full pass, every code cell run again from the
-    last to the first must still pass (a function the learner writes must not shadow a name an
-    earlier exercise uses, as `roofline` once replaced the module of that name)."""
-    import jupytext
-    cells = [c.source for c in jupytext.read(solution).cells if c.cell_type == "code"]
-    namespace = {"__name__": "__main__"}
-    for source in cells:
-        exec(compile(source, str(solution), "exec"), namespace)
-    failed = {}
-    for index in reversed(range(len(cells))):
-        try:
-            exec(compile(cells[index], str(solution), "exec"), namespace)
-        except Exception as exc:  # noqa: BLE001 - report every cell that fails on a re-run
-            failed[index] = f"{type(exc).__name__}: {exc}"
-    assert not failed, f"{solution.name}: cells that fail when re-run after later cells: {failed}"
-    capsys.readouterr()
+# Re-running solution cells out of order (last to first) is checked in the same kernel as nbval's run
+# of solutions/ (conftest.py, SolutionNbFile).
 
 
 # --------------------------------------------------------------------------------------------
