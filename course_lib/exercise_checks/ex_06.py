@@ -49,6 +49,11 @@ NAIVE_HALVED = Misconception(
     "naive-helped-by-mask", "The naive algorithm's traffic halved by the causal mask: it still "
     "writes and reads the whole N x N matrix.", "06", _ATTENTION,
     "Naive attention moves 4 N^2 + 4 N d elements with or without a mask.")
+FLASH_LINEAR = Misconception(
+    "flash-attention-linear", "FlashAttention taken to make attention's traffic linear, Q, K and V "
+    "read once: its memory is linear, but every block of queries reads all keys and values again, "
+    "so its traffic stays quadratic.", "06", "Misconceptions",
+    "Count the reads of K and V: once per block of queries, not once in all.")
 NO_RESCALE = Misconception(
     "online-softmax-no-rescale", "The running sum and output kept without rescaling when the "
     "maximum moves: everything summed so far was exponentiated against the old maximum.", "06",
@@ -92,6 +97,7 @@ def _causal_saving_wrong() -> dict:
     causal = flash_attention_traffic(3000, 48, 200, causal=True).elements_moved
     full = flash_attention_traffic(3000, 48, 200).elements_moved
     return {NO_CAUSAL: naive / full,
+            FLASH_LINEAR: naive / (4 * 3000 * 48),
             INVERSE: causal / naive,
             NAIVE_HALVED: naive / 2 / causal}
 

@@ -157,7 +157,7 @@ def _kv_wrong() -> dict:
 
     def one_layer(layers, kv_heads, head_dim, b, context, batch):
         return _kv_reference(1, kv_heads, head_dim, b, context, batch)
-    return {shared("kv-cache-superlinear", "07", _KV): quadratic, KV_ONE_TENSOR: keys_only,
+    return {shared("kv-cache-superlinear", "07", "Misconceptions"): quadratic, KV_ONE_TENSOR: keys_only,
             KV_ONE_LAYER: one_layer}
 
 
