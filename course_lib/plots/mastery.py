@@ -30,7 +30,8 @@ def plot_mastery(rows, ax=None, title: str | None = None):
         ax.barh(y, shares[:, column], left=left, color=colour, label=state, height=0.7)
         for yi, share, start, count in zip(y, shares[:, column], left, counts[:, column]):
             if share >= 0.12:
-                ax.text(start + share / 2, yi, f"{count:.0f}", ha="center", va="center", fontsize=8)
+                ax.text(start + share / 2, yi, f"{count:.0f}", ha="center", va="center", fontsize=8,
+                        color="white" if column == 0 else "black")
         left += shares[:, column]
     ax.set_yticks(y)
     ax.set_yticklabels(labels, fontsize=8)
