@@ -329,7 +329,7 @@ def _validate_common(kind: str, ex) -> None:
 def _validate_wrong_answers(kind: str, ex) -> None:
     if ex.wrong_answers is not None and not callable(ex.wrong_answers):
         raise TypeError(f"{kind} {ex.id}: wrong_answers must be None or a callable returning "
-                        f"{{description: wrong answer}}, got {type(ex.wrong_answers).__name__}")
+                        f"{{Misconception: wrong answer}}, got {type(ex.wrong_answers).__name__}")
 
 
 def _validate_tol(kind: str, ex_id: str, name: str, value) -> None:
@@ -563,7 +563,7 @@ class FunctionExercise:
                 if all(_mismatch(got, wrong(*copy.deepcopy(args), **copy.deepcopy(kwargs)),
                                  max(self.rel_tol, 1e-9), self.abs_tol) is None
                        for got, (args, kwargs) in zip(outputs, cases)):
-                    found.append(misconception)
+                    found.append(_as_misconception(self, misconception))
             except Exception:  # noqa: BLE001 - a wrong version undefined on a case: no match
                 continue
         return found
@@ -866,8 +866,9 @@ def _failure(ex, what: str, params=None, found=()) -> str:
     if params:
         lines.append(f"  your numbers: {ex.variants.statement.format(**params)}")
     lines.append(f"  expected: {_form_of(ex, params)}")
-    for misconception in found[:2]:
-        lines.append(f"  misconception: {misconception.text} [misconception: {misconception.key}]")
+    for index, misconception in enumerate(found[:2]):      # one answer two mistakes give: both
+        label = "misconception" if index == 0 else "or perhaps"
+        lines.append(f"  {label}: {misconception.text} [misconception: {misconception.key}]")
         lines.append(f"  read again: {misconception.where}")
     if found:
         lines.append(f"  hint: {_fill(ex, found[0].hint, params)}")
@@ -890,13 +891,24 @@ def _matching_misconceptions(ex, params: dict, matches) -> list:
         return []
     found = []
     for misconception, value in ex.wrong_answers(**params).items():
-        if isinstance(misconception, Misconception):
-            try:
-                if matches(value):
-                    found.append(misconception)
-            except Exception:  # noqa: BLE001 - an uncomparable wrong answer matches nothing
-                continue
+        try:
+            if matches(value):
+                found.append(_as_misconception(ex, misconception))
+        except Exception:  # noqa: BLE001 - an uncomparable wrong answer matches nothing
+            continue
     return found
+
+
+def _as_misconception(ex, described) -> Misconception:
+    """A listed wrong answer's misconception; a plain description (the older form, before an
+    exercise adopts Misconception) is named as it stands, pointing at the lesson's Misconceptions."""
+    if isinstance(described, Misconception):
+        return described
+    text = str(described).strip() or "a likely mistake"
+    key = "-".join(re.findall(r"[a-z0-9]+", text.lower())[:6]) or "unnamed"
+    hint = ex.hints[0] if ex.hints else "Read the exercise again: which quantity, in which unit?"
+    return Misconception(key, text[0].upper() + text[1:] + ("" if text.endswith(".") else "."),
+                         ex.id[:2], "Misconceptions", hint)
 
 
 def _learner_line(exc: BaseException) -> str:
