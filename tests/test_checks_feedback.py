@@ -402,3 +402,19 @@ def test_a_wrong_answer_in_a_notebook_is_a_few_lines_without_traceback_and_still
     assert nb.cells[0].outputs[0].ename == "ExerciseError"                    # what nbgrader records
     right = "".join(o.get("text", "") for o in nb.cells[4].outputs)
     assert right.startswith(f"{checks.MARK_RIGHT} 04.3: correct") and right.count("\n") == 1
+
+
+def test_a_plain_description_is_still_named_before_an_exercise_adopts_misconception():
+    ex = ValueExercise("99.1", expected=lambda: 250.0, form="a float: ms", hints=("first hint",),
+                       wrong_answers=lambda: {"seconds instead of ms": 0.25})
+    with pytest.raises(ExerciseError) as info:
+        ex.check(0.25)
+    assert "Seconds instead of ms." in str(info.value) and "first hint" in str(info.value)
+    assert info.value.misconception.key == "seconds-instead-of-ms"
+
+
+def test_autograding_logs_nothing_in_the_graders_home(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with pytest.raises(ExerciseError, match="hours-for-days"):
+        check("07.2", get_exercise("07.2").answer(None) * 24)
+    assert not (Path(os.environ["COURSE_HOME"]) / "misconceptions.jsonl").exists()
