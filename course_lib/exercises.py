@@ -434,6 +434,11 @@ def progress(dest, out=print, timeout: int = 120) -> list[ExerciseStatus]:
                 statuses.append(status)
                 detail = f"  ({status.detail})" if status.detail else ""
                 out(f"  {ex_id:6s} {status.status}{detail}")
+    try:                                  # the mastery map: per concept, passed / attempted / not
+        from course_lib.mastery import concept_table
+        out(concept_table(statuses))
+    except Exception as exc:  # noqa: BLE001 - the map never hides the statuses
+        out(f"(no concept table: {exc})")
     counts = {s: sum(1 for x in statuses if x.status == s) for s in ("pass", "fail", "not attempted")}
     out(f"{len(statuses)} exercises: {counts['pass']} pass, {counts['fail']} fail, "
         f"{counts['not attempted']} not attempted")

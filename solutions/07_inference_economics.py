@@ -23,7 +23,7 @@
 # %%
 import math
 
-from course_lib.checks import check, hint
+from course_lib.checks import check, hint, variant
 from course_lib.economics import (cost_per_million_tokens_usd, crossover_batch, decode_step,
                                   get_model, training_time_s)
 from course_lib.hardware import get_accelerator
@@ -47,13 +47,17 @@ check("07.1", prediction)
 #
 # Take Llama 3 70B's parameter count from `get_model("Llama 3 70B").params`, 15 trillion tokens,
 # 2048 H100 SXM GPUs in dense BF16 and a model-FLOP utilization of 0.35. Compute the training
-# time $t = 6ND / (u \pi G)$ and store it in `days`, **in days**.
+# time $t = 6ND / (u \pi G)$ and store it in `days`, **in days**. Your model, tokens and
+# cluster may differ: the cell prints `variant("07.2")`, your own numbers (the ones above unless
+# a learner id is set); compute from it.
 
 # %%
+v = variant("07.2")
+print(v)
 ### BEGIN SOLUTION
-n_params = get_model("Llama 3 70B").params
-peak = get_accelerator("H100 SXM").peak("bf16")
-days = 6 * n_params * 15e12 / (0.35 * peak * 2048) / 86400
+n_params = get_model(v.model).params
+peak = get_accelerator(v.accelerator).peak("bf16")
+days = 6 * n_params * v.tokens / (0.35 * peak * v.gpus) / 86400
 ### END SOLUTION
 check("07.2", days)
 

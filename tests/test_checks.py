@@ -328,18 +328,18 @@ def test_unknown_id_suggests_close_ids():
 
 
 def test_hints_reveal_progressively_and_stop_at_the_last():
-    ex = get_exercise("04.2")
-    shown = [hint("04.2", level) for level in range(1, len(ex.hints) + 1)]
+    ex = get_exercise("04.3")
+    shown = [hint("04.3", level) for level in range(1, len(ex.hints) + 1)]
     for level, text in enumerate(shown, start=1):
         assert ex.hints[level - 1] in text
         assert f"{level}/{len(ex.hints)}" in text
-    beyond = hint("04.2", len(ex.hints) + 3)
+    beyond = hint("04.3", len(ex.hints) + 3)
     assert ex.hints[-1] in beyond and "last" in beyond
-    assert hint("04.2") == shown[0]
+    assert hint("04.3") == shown[0]
     with pytest.raises(ValueError, match="level"):
-        hint("04.2", 0)
+        hint("04.3", 0)
     with pytest.raises(TypeError, match="level"):
-        hint("04.2", "2")
+        hint("04.3", "2")
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,16 +354,13 @@ def test_every_registered_exercise_is_well_formed(exercise_id):
     ex = get_exercise(exercise_id)
     assert ex.form.strip(), f"{exercise_id}: state the form of the answer"
     assert ex.hints, f"{exercise_id}: give at least one hint"
+    assert ex.concepts, f"{exercise_id}: tag the concepts it exercises (concepts=...)"
     if isinstance(ex, ChoiceExercise):
-        assert ex.expected() in ex.choices
+        assert ex.answer(None) in ex.choices
     elif isinstance(ex, ValueExercise):
-        want = np.asarray(ex.expected(), dtype=float)
+        want = np.asarray(ex.answer(None), dtype=float)
         assert np.all(np.isfinite(want))
-        assert ex.check(ex.expected())
-        if want.ndim == 0 and abs(float(want)) >= 10:      # hints must not state the answer
-            for text in (*ex.hints, ex.form):
-                for spelling in _spellings(float(want)):
-                    assert spelling not in text, f"{exercise_id}: a hint states the answer"
+        assert ex.check(ex.answer(None), None)
     elif isinstance(ex, KernelExercise):
         from course_lib.kernels.tasks import TASKS
         assert ex.task in TASKS, f"{exercise_id}: no kernel task {ex.task!r}"
@@ -379,6 +376,8 @@ def test_every_registered_exercise_is_well_formed(exercise_id):
 # Likely wrong answers: every value and choice exercise lists them, and none of them passes
 # --------------------------------------------------------------------------------------------
 
+#: Learner identities the variant exercises are checked with (None: the course's numbers).
+LEARNERS = (None, "ada", "grace", "linus", "margaret")
 VALUE_AND_CHOICE_IDS = [i for i in ALL_IDS if isinstance(get_exercise(i), (ValueExercise, ChoiceExercise))]
 #: Slips any numeric answer may suffer, as factors of the right one: every named unit slip and
 #: powers of ten.
@@ -392,21 +391,26 @@ def test_every_likely_wrong_answer_is_rejected(exercise_id):
     ex = get_exercise(exercise_id)
     assert ex.wrong_answers is not None, f"{exercise_id}: list its likely wrong answers (wrong_answers=...)"
     ex = dataclasses.replace(ex, expected=functools.cache(ex.expected))    # computed once, not per answer
-    wrong = ex.wrong_answers()
-    assert isinstance(wrong, dict) and wrong, f"{exercise_id}: wrong_answers() must return a non-empty dict"
-    if isinstance(ex, ChoiceExercise):
-        right = ex.expected().strip().lower()
-        wrong.update({f"the other choice {c!r}": c for c in ex.choices if c.strip().lower() != right})
-    elif _is_scalar(ex.expected()):
-        want = float(ex.expected())
-        wrong.update({f"{factor:.6g} x the answer": want * factor for factor in GENERIC_SLIP_FACTORS})
     passed = []
-    for description, value in wrong.items():
-        try:
-            ex.check(value)
-        except ExerciseError:
-            continue
-        passed.append(f"{description} = {value!r}")
+    for learner in LEARNERS if ex.variants else (None,):
+        params = checks._params(ex, learner)
+        wrong = ex.wrong_answers(**params)
+        assert isinstance(wrong, dict) and wrong, f"{exercise_id}: wrong_answers() must return a non-empty dict"
+        assert all(isinstance(m, checks.Misconception) for m in wrong), \
+            f"{exercise_id}: every wrong answer carries a Misconception (sentence, section, hint)"
+        wrong = {m.key: v for m, v in wrong.items()}
+        right = ex.expected(**params)
+        if isinstance(ex, ChoiceExercise):
+            wrong.update({f"the other choice {c!r}": c for c in ex.choices
+                          if c.strip().lower() != right.strip().lower()})
+        elif _is_scalar(right):
+            wrong.update({f"{factor:.6g} x the answer": float(right) * factor for factor in GENERIC_SLIP_FACTORS})
+        for description, value in wrong.items():
+            try:
+                ex.check(value, learner)
+            except ExerciseError:
+                continue
+            passed.append(f"{description} = {value!r} (learner {learner!r})")
     assert not passed, f"{exercise_id} accepts likely wrong answers: {passed}"
 
 
@@ -456,8 +460,9 @@ def test_named_slips_come_in_inverse_pairs_and_stay_away_from_one():
 
 def test_a_registered_slip_is_named_in_the_learners_terms():
     ex = get_exercise("07.2")                                            # an answer in days
-    with pytest.raises(ExerciseError, match="hours where days"):
-        ex.check(ex.expected() * 24)
+    with pytest.raises(ExerciseError, match="Hours where days.*hours-for-days") as info:
+        ex.check(ex.answer(None) * 24, None)
+    assert info.value.misconception.key == "hours-for-days"
 
 
 def test_a_failing_function_check_says_how_to_rebuild_the_exact_input():
@@ -499,7 +504,7 @@ def test_importing_the_checks_and_listing_exercises_does_not_import_numba():
 
 def test_exercise_error_renders_as_its_message_alone():
     assert ExerciseError("exercise 99.1: wrong.\n  hint 1/3: x")._render_traceback_() == [
-        "ExerciseError: exercise 99.1: wrong.", "  hint 1/3: x"]
+        f"{checks.MARK_WRONG} exercise 99.1: wrong.", "  hint 1/3: x"]
 
 
 from course_lib.kernels import cuda  # noqa: E402  (numba: only for the kernel tests below)

@@ -7,11 +7,55 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import littles_law, occupancy, simulate_latency_hiding
 
 __all__ = ["EXERCISES"]
+
+
+_LITTLE = "2. Little's law: how much must be in flight"
+_SIM = "3. A latency-hiding simulator"
+_OCC = "4. Occupancy: how many warps actually fit"
+
+#: Exercise 01.2's accelerators: the first is the course's default; a learner id picks one.
+_IN_FLIGHT_VARIANTS = Variants(
+    options=tuple({"accelerator": name} for name in
+                  ("H200", "H100 SXM", "A100 SXM 80GB", "B200", "L4", "RTX 4090", "H100 PCIe")),
+    statement="the {accelerator}: kilobytes in flight per SM at ASSUMED_DRAM_LATENCY_S")
+
+SMEM_IGNORED = Misconception(
+    "occupancy-smem-ignored", "Counting registers and warps but not shared memory: a block's "
+    "shared memory, plus the reserved 1 KiB, also limits how many blocks an SM holds.",
+    "01", _OCC, "Work out the blocks that the SM's shared memory alone allows, and compare.")
+PER_GPU = Misconception(
+    "per-gpu-not-per-sm", "The bytes in flight of the whole GPU where one SM's share was asked.",
+    "01", _LITTLE, "Little's law gives the chip's total; every SM keeps its own share in flight.")
+BYTES_NOT_KB = Misconception(
+    "bytes-not-kb", "Bytes where kilobytes were asked, a factor of 1000.",
+    "01", _LITTLE, "The answer is in kB: divide bytes by 1000.")
+INDEX_NOT_COUNT = Misconception(
+    "index-not-count", "The position in the sweep (counted from 0) where the number of warps "
+    "(counted from 1) was asked.", "01", _SIM,
+    "Read the answer from sweep.n_warps at that position, not the position itself.")
+FULL_NOT_90 = Misconception(
+    "more-warps-always-better", "The warps for full utilisation where 90 % was asked: past the knee "
+    "more warps add little, and higher occupancy is not always faster.", "01", "Misconceptions",
+    "Stop at the first entry that reaches the target, 0.9, not 1.")
+FORMULA_ROUNDED_DOWN = Misconception(
+    "bound-rounded-down", "N C / (C + L) >= 0.9 solved, then rounded down: the smallest whole "
+    "number that reaches a target is rounded up.", "01", _SIM,
+    "Rounding down gives a count that falls just short of 0.9; check your integer in the sweep.")
+NO_ALLOC_ROUNDING = Misconception(
+    "register-alloc-unit-ignored", "Registers given to a warp one at a time: they are allocated "
+    "in units of register_alloc_unit, so 32 x r is rounded up.", "01", _OCC,
+    "Round each warp's registers up to a multiple of acc.register_alloc_unit before dividing.")
+NO_SUBPARTITIONS = Misconception(
+    "register-subpartitions-ignored", "The register file treated as one pool: it is split among "
+    "warp_alloc_granularity sub-partitions, and a warp lives in one of them.", "01", _OCC,
+    "Divide each sub-partition's registers by a warp's, round down, then multiply by the "
+    "number of sub-partitions.")
 
 
 def _a100_limiter() -> str:
@@ -19,9 +63,9 @@ def _a100_limiter() -> str:
     return occupancy(128, 40, 40 * 1024, "A100").limiter
 
 
-def _h200_kb_in_flight_per_sm() -> float:
-    """Bytes in flight per SM the H200 needs at the lessons' assumed latency, in kB (1e3 bytes)."""
-    return littles_law("H200").bytes_in_flight_per_sm / 1e3
+def _kb_in_flight_per_sm(accelerator) -> float:
+    """Bytes in flight per SM the accelerator needs at the lessons' assumed latency, in kB (1e3 bytes)."""
+    return littles_law(accelerator).bytes_in_flight_per_sm / 1e3
 
 
 def _warps_for_90_percent() -> int:
@@ -31,24 +75,49 @@ def _warps_for_90_percent() -> int:
 
 
 def _a100_limiter_wrong() -> dict:
-    return {"ignoring shared memory (only registers and warps counted)":
-            occupancy(128, 40, 0, "A100").limiter}
+    return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter}
 
 
-def _h200_kb_wrong() -> dict:
-    law = littles_law("H200")
-    return {"KiB (1024 bytes) instead of kB": law.bytes_in_flight_per_sm / 1024,
-            "bytes instead of kB": law.bytes_in_flight_per_sm,
-            "per GPU instead of per SM": law.bytes_in_flight / 1e3,
-            "bits instead of bytes": 8 * law.bytes_in_flight_per_sm / 1e3}
+def _kb_wrong(accelerator) -> dict:
+    law = littles_law(accelerator)
+    acc = get_accelerator(accelerator)
+    wrong = {shared("kib-for-kb", "01", _LITTLE): law.bytes_in_flight_per_sm / 1024,
+             BYTES_NOT_KB: law.bytes_in_flight_per_sm,
+             PER_GPU: law.bytes_in_flight / 1e3,
+             shared("bits-for-bytes", "01", _LITTLE): 8 * law.bytes_in_flight_per_sm / 1e3}
+    if acc.sm_count == 132:                       # the H100 and H200: the full die's 144 SMs
+        wrong[shared("sms-144", "01", "1. Two designs: latency machines and throughput machines")] = \
+            law.bytes_in_flight / 144 / 1e3
+    return wrong
 
 
 def _warps_for_90_wrong() -> dict:
     sweep = simulate_latency_hiding(np.arange(1, 65), 24, 700)
     reaches = sweep.utilisation >= 0.9 - 1e-12
-    return {"the index of the first entry (n_warps starts at 1)": int(np.argmax(reaches)),
-            "the warps for full utilisation": int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
-            "N C / (C + L) = 0.9 rounded down": int(np.floor(0.9 * (24 + 700) / 24))}
+    return {INDEX_NOT_COUNT: int(np.argmax(reaches)),
+            FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
+            FORMULA_ROUNDED_DOWN: int(np.floor(0.9 * (24 + 700) / 24))}
+
+
+def _warps_by_registers_with(registers_per_thread, accelerator, *, file_scale=1, round_alloc=True,
+                             subpartitions=True):
+    """The register limit on warps, with one of the known mistakes switched on."""
+    acc = get_accelerator(accelerator)
+    per_warp = registers_per_thread * acc.warp_size
+    if round_alloc:
+        per_warp = -(-per_warp // acc.register_alloc_unit) * acc.register_alloc_unit
+    registers = acc.registers_per_sm * file_scale
+    if not subpartitions:
+        return registers // per_warp
+    parts = acc.warp_alloc_granularity
+    return (registers // parts // per_warp) * parts
+
+
+def _register_wrong() -> dict:
+    return {shared("registers-256k", "01", "Misconceptions"):
+                lambda r, a: _warps_by_registers_with(r, a, file_scale=4),
+            NO_ALLOC_ROUNDING: lambda r, a: _warps_by_registers_with(r, a, round_alloc=False),
+            NO_SUBPARTITIONS: lambda r, a: _warps_by_registers_with(r, a, subpartitions=False)}
 
 
 def _warps_by_registers(registers_per_thread, accelerator):
@@ -68,28 +137,30 @@ def _register_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "01.1", expected=_a100_limiter, choices=("warps", "registers", "shared memory", "blocks"),
-        wrong_answers=_a100_limiter_wrong,
+        wrong_answers=_a100_limiter_wrong, concepts=("occupancy",),
         form="a string: 'warps', 'registers', 'shared memory' or 'blocks'",
         hints=("Work out how many blocks each resource alone allows; the smallest wins.",
                "Shared memory per block is the request plus the reserved 1 KiB, rounded up to 128 B; "
                "compare with the A100's shared memory per SM.",
                "Registers: 40 x 32 = 1280 per warp, allocated from four sub-partitions of 16,384.")),
     ValueExercise(
-        "01.2", expected=_h200_kb_in_flight_per_sm, rel_tol=1e-3, wrong_answers=_h200_kb_wrong,
-        form="a float: kilobytes (1 kB = 1000 bytes) per SM",
+        "01.2", expected=_kb_in_flight_per_sm, rel_tol=1e-3, wrong_answers=_kb_wrong,
+        variants=_IN_FLIGHT_VARIANTS, concepts=("littles-law",),
+        form="a float: kilobytes (1 kB = 1000 bytes) per SM of the {accelerator}",
         hints=("Little's law: bytes in flight = bandwidth x latency.",
-               "Use get_accelerator('H200').mem_bandwidth and ASSUMED_DRAM_LATENCY_S, then share the "
-               "result among the SMs.",
+               "Use get_accelerator('{accelerator}').mem_bandwidth and ASSUMED_DRAM_LATENCY_S, then "
+               "share the result among the SMs.",
                "Divide by sm_count, then by 1e3 for kB.")),
     ValueExercise(
         "01.3", expected=_warps_for_90_percent, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_warps_for_90_wrong,
+        wrong_answers=_warps_for_90_wrong, concepts=("latency-hiding",),
         form="an integer: the number of resident warps (exact)",
         hints=("Run simulate_latency_hiding(np.arange(1, 65), 24, 700) and look at .utilisation.",
                "Find the first entry that reaches 0.9; n_warps starts at 1, not 0.",
                "Check it against the formula: N C / (C + L) >= 0.9.")),
     FunctionExercise(
         "01.4", reference=_warps_by_registers, make_cases=_register_cases, rel_tol=0.0,
+        wrong_implementations=_register_wrong, concepts=("occupancy",),
         form="a function warps_by_registers(registers_per_thread, accelerator) returning an int: "
              "the warps per SM the register file allows; accelerator is a catalog name such as "
              "'H100 SXM'",

@@ -7,11 +7,52 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
 from course_lib.hardware import get_accelerator
 from course_lib.simt import Let, While, aos_addresses, coalescing, run_simt, soa_addresses
 
 __all__ = ["EXERCISES", "loop_kernel"]
+
+
+_HOW_BAD = "2. How bad can divergence get?"
+_WAVES = "4. 32-lane warps against 64-lane wavefronts"
+_COALESCING = "6. Coalescing: which bytes a warp's load really moves"
+
+REQUESTED_NOT_MOVED = Misconception(
+    "bytes-requested-not-moved", "The bytes the warp asks for where the bytes memory moves were "
+    "asked: memory moves whole 32-byte sectors, whatever part of them is used.", "02", _COALESCING,
+    "Count the 32-byte sectors each layout touches, and multiply by 32.")
+WARP_32 = Misconception(
+    "warp-32-not-64", "NVIDIA's 32-lane warp where AMD's 64-lane wavefront runs: the more lanes, "
+    "the likelier one of them branches.", "02", _WAVES,
+    "Take W from get_accelerator('MI300X').warp_size.")
+UNIFORM_SHARE = Misconception(
+    "uniform-not-divergent", "The share of groups that stay uniform where the share that diverges "
+    "was asked.", "02", _HOW_BAD, "A group diverges unless all its lanes, or none, take the branch: "
+    "subtract both cases from 1.")
+W_RHO = Misconception(
+    "w-rho-not-probability", "W rho taken for the chance that some lane branches: it counts lanes, "
+    "not groups, and exceeds 1.", "02", _HOW_BAD,
+    "The chance that no lane branches is (1 - rho)^W; work from that.")
+SIMULATED = Misconception(
+    "simulated-not-expected", "A simulated estimate where the expected share was asked: a random "
+    "sample is off by its sampling noise.", "02", _HOW_BAD,
+    "Compute the probability itself, from rho and W, not from random draws.")
+MEAN_OVER_MAX = Misconception(
+    "mean-over-max-iterations", "Mean iterations over the most, which ignores the loop test and the "
+    "setup instruction that every lane issues too.", "02", _HOW_BAD,
+    "Let run_simt count every issued instruction, the loop test included.")
+ONE_WARP = Misconception(
+    "one-warp-not-all", "One warp of 32 threads where the kernel runs 1000: the other warps see "
+    "other iteration counts.", "02", _HOW_BAD, "Run the kernel with all 1000 threads.")
+ORDER_MATTERS = Misconception(
+    "coalescing-needs-order", "Lane order taken to matter: what counts is the set of sectors "
+    "touched, not whether neighbouring lanes hit neighbouring addresses.", "02", "Misconceptions",
+    "Collect the sectors of all lanes in a set; shuffling the lanes must not change the count.")
+NO_STRADDLE = Misconception(
+    "access-straddle-ignored", "Each access counted in one sector: an access of b bytes may cross "
+    "a sector boundary and touch two.", "02", _COALESCING,
+    "An access covers bytes a to a + b - 1: take the sectors of both ends.")
 
 
 def _layout_with_fewer_bytes() -> str:
@@ -31,8 +72,7 @@ def _wave_divergence_share() -> float:
 def _layout_wrong() -> dict:
     aos = coalescing(aos_addresses(16, 4)).bytes_requested
     soa = coalescing(soa_addresses(1, 4, n_elements=10_000)).bytes_requested
-    return {"the bytes the warp asks for, not the sectors it moves":
-            "same" if aos == soa else ("aos" if aos < soa else "soa")}
+    return {REQUESTED_NOT_MOVED: "same" if aos == soa else ("aos" if aos < soa else "soa")}
 
 
 def _wave_divergence_wrong() -> dict:
@@ -41,17 +81,16 @@ def _wave_divergence_wrong() -> dict:
     rng = np.random.default_rng(0)
     taken = rng.random((10_000, width)) < rho                   # a simulated estimate, not the expected share
     simulated = float(np.mean(taken.any(axis=1) & ~taken.all(axis=1)))
-    return {"NVIDIA's 32-lane warp instead of the 64-lane wavefront": 1 - rho ** nvidia - (1 - rho) ** nvidia,
-            "the share that stays uniform": rho ** width + (1 - rho) ** width,
-            "the share where some lane branches, W rho, capped at 1": min(1.0, width * rho),
-            "a simulated estimate instead of the expected share": simulated}
+    return {WARP_32: 1 - rho ** nvidia - (1 - rho) ** nvidia,
+            UNIFORM_SHARE: rho ** width + (1 - rho) ** width,
+            W_RHO: min(1.0, width * rho),
+            SIMULATED: simulated}
 
 
 def _loop_efficiency_wrong() -> dict:
     iterations = np.arange(1000) % 7 + 1
-    return {"mean iterations over the most, ignoring the loop test and the setup":
-                float(np.mean(iterations) / iterations.max()),
-            "one warp of 32 threads instead of 1000 threads": run_simt(loop_kernel(), 32).simt_efficiency}
+    return {MEAN_OVER_MAX: float(np.mean(iterations) / iterations.max()),
+            ONE_WARP: run_simt(loop_kernel(), 32).simt_efficiency}
 
 
 def loop_kernel():
@@ -70,6 +109,20 @@ def _sectors(addresses, bytes_per_access):
     return coalescing(np.asarray(addresses), bytes_per_access).n_sectors
 
 
+def _sectors_in_lane_order(addresses, bytes_per_access):
+    """Wrong: a new sector counted whenever a lane's first sector differs from the previous lane's."""
+    first = np.asarray(addresses) // 32
+    return int(1 + np.count_nonzero(np.diff(first)))
+
+
+def _sectors_without_straddle(addresses, bytes_per_access):
+    return int(np.unique(np.asarray(addresses) // 32).size)
+
+
+def _sectors_wrong() -> dict:
+    return {ORDER_MATTERS: _sectors_in_lane_order, NO_STRADDLE: _sectors_without_straddle}
+
+
 def _sector_cases(rng) -> list:
     cases = [((np.arange(32) * 4 + 4, 4), {}), ((np.full(7, 100), 8), {})]
     for _ in range(10):
@@ -85,13 +138,14 @@ def _sector_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "02.1", expected=_layout_with_fewer_bytes, choices=("aos", "soa", "same"),
-        wrong_answers=_layout_wrong,
+        wrong_answers=_layout_wrong, concepts=("coalescing",),
         form="a string: 'aos', 'soa' or 'same'",
         hints=("Count the bytes between lane 0's address and lane 31's in each layout.",
                "Memory moves whole 32-byte sectors; in AoS each lane's 4 bytes sit 16 bytes apart.",
                "coalescing(aos_addresses(16, 4)).bytes_moved against coalescing(soa_addresses(1)).bytes_moved.")),
     ValueExercise(
         "02.2", expected=_wave_divergence_share, rel_tol=1e-6, wrong_answers=_wave_divergence_wrong,
+        concepts=("divergence",),
         form="a float between 0 and 1: the expected fraction of wavefronts that diverge, from the "
              "probabilities (not a simulated estimate)",
         hints=("A group is uniform when all its lanes branch, or none do.",
@@ -99,12 +153,14 @@ EXERCISES = [
                "1 - rho**W - (1 - rho)**W.")),
     ValueExercise(
         "02.3", expected=_loop_efficiency, rel_tol=1e-9, wrong_answers=_loop_efficiency_wrong,
+        concepts=("divergence", "simt-efficiency"),
         form="a float between 0 and 1: SIMT efficiency of the whole kernel",
         hints=("run_simt(kernel, 1000) returns a result with .simt_efficiency.",
                "Build the kernel exactly as the task states: the loop test counts as an instruction.",
                "Check your number by hand for one warp: which lane runs longest?")),
     FunctionExercise(
         "02.4", reference=_sectors, make_cases=_sector_cases, rel_tol=0.0,
+        wrong_implementations=_sectors_wrong, concepts=("coalescing",),
         form="a function sectors_touched(addresses, bytes_per_access) returning an int",
         hints=("An access of b bytes at address a covers bytes a to a + b - 1.",
                "Its sectors run from a // 32 to (a + b - 1) // 32; an access may straddle two.",

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.memory import (N_BANKS, BANK_BYTES, conflict_degree, copy_hidden, make_trace,
                                simulate_cache, transfer_time_s)
@@ -16,6 +17,52 @@ __all__ = ["EXERCISES", "WAYS_CHOICES", "conflict_trace"]
 
 #: Associativities the exploration exercise 03.3 chooses from.
 WAYS_CHOICES = (1, 2, 4, 8, 16, 32)
+
+
+_LADDER = "1. The ladder"
+_CACHES = "2. Caches: a set-associative LRU simulator"
+_BANKS = "4. Shared memory bank conflicts"
+_ASYNC = "5. Copying while computing: asynchronous copies, TMA and double buffering"
+
+#: Exercise 03.2's model sizes and accelerators: the first is the course's default.
+_HOST_COPY_VARIANTS = Variants(
+    options=({"billions": 7, "accelerator": "H100 SXM"}, {"billions": 13, "accelerator": "A100 SXM 80GB"},
+             {"billions": 8, "accelerator": "H200"}, {"billions": 70, "accelerator": "B200"},
+             {"billions": 3, "accelerator": "L4"}, {"billions": 7, "accelerator": "V100 SXM2"},
+             {"billions": 34, "accelerator": "H100 PCIe"}),
+    statement="{billions} billion BF16 parameters copied from the host to an {accelerator}, one "
+              "direction, in ms")
+
+ONE_OPERAND = Misconception(
+    "one-operand-copied", "One operand's slice copied per k step: a tile needs a slice of A and "
+    "a slice of B each step.", "03", _ASYNC,
+    "One k step copies 2 k (M + N) bytes: both slices, 2 bytes per element.")
+ASYNC_FREE = Misconception(
+    "async-copy-free", "Asynchronous copies taken to make memory traffic free: they hide it only "
+    "while the copy takes no longer than the compute.", "03", "Misconceptions",
+    "Compare one k step's copy time with its compute time, both from the SM's share of the chip.")
+HBM_NOT_HOST = Misconception(
+    "hbm-slowest", "HBM's bandwidth used for a copy from the host: the host link is far slower "
+    "than HBM, and it is the bottleneck.", "03", "Misconceptions",
+    "Data from host memory crosses the host link: use host_link_bandwidth.")
+SIX_WAYS = Misconception(
+    "one-way-per-line", "Exactly as many ways as lines, assumed without checking the choices: "
+    "the associativity must be one of the choices and reach the hit-rate target.", "03", _CACHES,
+    "Run simulate_cache for each choice in WAYS_CHOICES and read the hit rates.")
+FITS_SO_HITS = Misconception(
+    "fits-so-hits", "Data that fits in the cache taken to hit: lines that map to one set evict each "
+    "other however empty the rest of the cache is.", "03", "Misconceptions",
+    "Work out which set each address falls into: addresses 4 KiB apart share few sets.")
+FULLY_ASSOCIATIVE = Misconception(
+    "fully-associative-needed", "A fully associative cache (one set) where far fewer ways suffice.",
+    "03", _CACHES, "The smallest choice that reaches the target is the answer; try them in order.")
+LANES_NOT_WORDS = Misconception(
+    "same-bank-always-conflicts", "Two lanes in one bank taken to always conflict: lanes reading "
+    "the same word are served by one broadcast.", "03", "Misconceptions",
+    "Count distinct words per bank, not lanes per bank.")
+BYTES_NOT_WORDS = Misconception(
+    "bank-from-bytes", "The bank computed from the byte address: banks are 4-byte words, "
+    "bank = (address // 4) % 32.", "03", _BANKS, "Turn byte addresses into word indices first.")
 
 
 def conflict_trace() -> np.ndarray:
@@ -42,31 +89,33 @@ def _h200_tile_verdict() -> str:
 
 
 def _h200_tile_wrong() -> dict:
-    return {"copying one operand's slice only": _tile_verdict(lambda m, n: 2 * n)}
+    return {ONE_OPERAND: _tile_verdict(lambda m, n: 2 * n),
+            ASYNC_FREE: "hidden"}
 
 
-def _weights_from_host_wrong() -> dict:
-    acc = get_accelerator("H100 SXM")
-    nbytes = 7e9 * 2
+def _weights_from_host_wrong(billions, accelerator) -> dict:
+    acc = get_accelerator(accelerator)
+    nbytes = billions * 1e9 * 2
     one_way = acc.host_link_bandwidth / 2
-    return {"both link directions at once": transfer_time_s(nbytes, acc.host_link_bandwidth) * 1e3,
-            "seconds instead of ms": transfer_time_s(nbytes, one_way),
-            "FP32 (4-byte) parameters": transfer_time_s(7e9 * 4, one_way) * 1e3,
-            "bits instead of bytes": transfer_time_s(8 * nbytes, one_way) * 1e3,
-            "HBM bandwidth instead of the host link": transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3}
+    return {shared("both-link-directions", "03", _LADDER): transfer_time_s(nbytes, acc.host_link_bandwidth) * 1e3,
+            shared("seconds-for-unit", "03", _LADDER): transfer_time_s(nbytes, one_way),
+            shared("fp32-bytes", "03", _LADDER): transfer_time_s(2 * nbytes, one_way) * 1e3,
+            shared("bits-for-bytes", "03", _LADDER): transfer_time_s(8 * nbytes, one_way) * 1e3,
+            HBM_NOT_HOST: transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3}
 
 
 def _fewest_ways_wrong() -> dict:
     trace = conflict_trace()
-    return {"six lines need exactly six ways": len(np.unique(trace)),
-            "the data is 2% of the cache, so any associativity": WAYS_CHOICES[0],
-            "fully associative (one set)": 16 * 1024 // 64}
+    return {SIX_WAYS: len(np.unique(trace)),
+            FITS_SO_HITS: WAYS_CHOICES[0],
+            FULLY_ASSOCIATIVE: 16 * 1024 // 64}
 
 
-def _weights_from_host_ms() -> float:
-    """14 GB of BF16 weights (7 billion parameters) copied host -> H100 SXM over PCIe, one direction, ms."""
-    acc = get_accelerator("H100 SXM")
-    return transfer_time_s(7e9 * 2, acc.host_link_bandwidth / 2) * 1e3
+def _weights_from_host_ms(billions, accelerator) -> float:
+    """``billions`` of BF16 parameters copied host -> ``accelerator`` over its host link, one
+    direction, in ms (the course's default: 7 billion to an H100 SXM)."""
+    acc = get_accelerator(accelerator)
+    return transfer_time_s(billions * 1e9 * 2, acc.host_link_bandwidth / 2) * 1e3
 
 
 def _fewest_ways() -> int:
@@ -97,10 +146,25 @@ def _reference_degree(byte_addresses) -> int:
     return int(conflict_degree(np.asarray(byte_addresses)))
 
 
+def _lanes_per_bank(byte_addresses) -> int:
+    banks = (np.asarray(byte_addresses) // BANK_BYTES) % N_BANKS
+    return int(np.bincount(banks, minlength=N_BANKS).max())
+
+
+def _bank_from_bytes(byte_addresses) -> int:
+    addresses = np.asarray(byte_addresses)
+    counts = [np.unique(addresses[addresses % N_BANKS == b] // BANK_BYTES).size for b in range(N_BANKS)]
+    return int(max(max(counts), 1))
+
+
+def _bank_wrong() -> dict:
+    return {LANES_NOT_WORDS: _lanes_per_bank, BYTES_NOT_WORDS: _bank_from_bytes}
+
+
 EXERCISES = [
     ChoiceExercise(
         "03.1", expected=_h200_tile_verdict, choices=("hidden", "exposed"),
-        wrong_answers=_h200_tile_wrong,
+        wrong_answers=_h200_tile_wrong, concepts=("async-copy",),
         form="a string, 'hidden' or 'exposed'",
         hints=("Double buffering hides the copy when t_copy <= t_compute for one k step of the tile.",
                "One k step copies 2 k (M + N) bytes and computes 2 M N k FLOP; give the SM its share "
@@ -109,14 +173,16 @@ EXERCISES = [
                "more bandwidth than the H100 but the same compute.")),
     ValueExercise(
         "03.2", expected=_weights_from_host_ms, rel_tol=1e-3,
-        wrong_answers=_weights_from_host_wrong,
-        form="a float: the time in milliseconds (ms)",
-        hints=("t = bytes / bandwidth; 7 billion BF16 parameters are 2 bytes each.",
+        wrong_answers=_weights_from_host_wrong, variants=_HOST_COPY_VARIANTS,
+        concepts=("memory-ladder",),
+        form="a float: the time in milliseconds (ms) to copy {billions} billion BF16 parameters to "
+             "the {accelerator}",
+        hints=("t = bytes / bandwidth; {billions} billion BF16 parameters are 2 bytes each.",
                "The catalog's host_link_bandwidth counts both directions; a copy uses one.",
                "Divide by host_link_bandwidth / 2 and multiply seconds by 1e3.")),
     ValueExercise(
         "03.3", expected=_fewest_ways, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_fewest_ways_wrong,
+        wrong_answers=_fewest_ways_wrong, concepts=("caches",),
         form=f"an integer: the number of ways, one of {WAYS_CHOICES}",
         hints=("Keep the capacity at 16 KiB and the line at 64 B; only the number of ways changes, "
                "and with it the number of sets.",
@@ -125,6 +191,7 @@ EXERCISES = [
                "Six lines that share one set need at least six ways in it to stay resident.")),
     FunctionExercise(
         "03.4", reference=_reference_degree, make_cases=_bank_cases, rel_tol=0.0,
+        wrong_implementations=_bank_wrong, concepts=("bank-conflicts",),
         form="a function passes(byte_addresses) taking 32 byte addresses and returning an int",
         hints=("Word = address // 4, bank = word % 32.",
                "Lanes reading the same word share one access: count distinct words per bank.",

@@ -7,12 +7,59 @@ from __future__ import annotations
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (attainable_flops, matmul_intensity, matmul_kernel,
                                  place_kernel, ridge_point)
 
 __all__ = ["EXERCISES"]
+
+
+_INTENSITY = "1. Arithmetic intensity and machine balance"
+_BOUND = "2. The roofline bound"
+_SPARSITY = "5. Why sustained throughput falls below the rated peak, and what sparsity doubles"
+
+#: Exercise 04.2's accelerators and model widths: the first is the course's default.
+_GEMV_VARIANTS = Variants(
+    options=({"accelerator": "H200", "hidden": 8192}, {"accelerator": "H100 SXM", "hidden": 8192},
+             {"accelerator": "B200", "hidden": 12288}, {"accelerator": "A100 SXM 80GB", "hidden": 5120},
+             {"accelerator": "MI300X", "hidden": 8192}, {"accelerator": "L4", "hidden": 4096},
+             {"accelerator": "H100 PCIe", "hidden": 6144}),
+    statement="a 1 x {hidden} by {hidden} x {hidden} BF16 GEMV on the {accelerator}, in microseconds")
+
+C_WRITE = shared("c-write-forgotten", "04", _INTENSITY)
+RIDGE_TENS = Misconception(
+    "ridge-tens-of-flop-per-byte", "Ridge points taken to be tens of FLOP per byte, so that billions "
+    "of FLOP look compute-bound: for dense 16-bit math they are in the hundreds.", "04", "Misconceptions",
+    "Compute the kernel's intensity and the chip's ridge point, and compare the two numbers.")
+COMPUTE_NOT_MAX = Misconception(
+    "roofline-compute-term-only", "The compute time alone where the bound is the larger of the "
+    "compute and the memory times.", "04", _BOUND,
+    "Compute both F / peak and Q / bandwidth; the kernel cannot beat either.")
+SUM_NOT_MAX = Misconception(
+    "roofline-sum-not-max", "The two times added: the roofline overlaps compute and memory, so the "
+    "bound is the larger one, not the sum.", "04", _BOUND, "Take the maximum of the two times.")
+WEIGHTS_ONLY = Misconception(
+    "weights-bytes-only", "Only the weight matrix's bytes counted: the activations in and the "
+    "output out move too, and at large m they matter.", "04", _INTENSITY,
+    "Count all three matrices' bytes: m k + k n + m n elements.")
+LAST_MEMORY_BOUND = Misconception(
+    "last-below-not-first-above", "The last m below the ridge where the first m at or above it was "
+    "asked.", "04", _INTENSITY, "Check your m: its intensity must reach the ridge point.")
+ONE_FLOP_PER_FMA = Misconception(
+    "fma-one-flop", "One FLOP per multiply-add: a fused multiply-add counts as 2 FLOP, so a matmul "
+    "does 2 m k n.", "04", _INTENSITY, "Count the multiply and the add: 2 FLOP per term.")
+BYTES_IGNORED = Misconception(
+    "element-size-ignored", "Elements counted where bytes were asked: multiply by "
+    "bytes_per_element.", "04", _INTENSITY, "Intensity is FLOP per byte: each element is "
+    "bytes_per_element bytes.")
+ROOFLINE_MAX = Misconception(
+    "roofline-max-not-min", "The higher of the two roofs: the attainable rate is the lower of the "
+    "peak and bandwidth x intensity.", "04", _BOUND, "A kernel is held back by whichever roof is lower.")
+ROOFLINE_NO_PEAK = Misconception(
+    "roofline-no-peak", "Bandwidth x intensity without the flat roof: no kernel runs faster than "
+    "the peak.", "04", _BOUND, "Cap bandwidth x intensity at the peak, elementwise.")
 
 
 def _attention_scores_bound() -> str:
@@ -21,10 +68,11 @@ def _attention_scores_bound() -> str:
     return place_kernel(kernel, "B200", "bf16").bound
 
 
-def _decode_gemv_time_us() -> float:
-    """Lower bound on one decode GEMV (1 x 8192 times 8192 x 8192, BF16) on the H200, in us."""
-    kernel = matmul_kernel("decode GEMV", 1, 8192, 8192, "bf16")
-    return place_kernel(kernel, "H200", "bf16").t_min_s * 1e6
+def _decode_gemv_time_us(accelerator, hidden) -> float:
+    """Lower bound on one decode GEMV (1 x hidden times hidden x hidden, BF16) in us
+    (the course's default: 8192 on the H200)."""
+    kernel = matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16")
+    return place_kernel(kernel, accelerator, "bf16").t_min_s * 1e6
 
 
 def _smallest_compute_bound_batch() -> int:
@@ -48,18 +96,20 @@ def _intensity_without_c(m, k, n, bytes_per_element=2) -> float:
 
 def _attention_scores_wrong() -> dict:
     ridge = get_accelerator("B200").ridge_point("bf16")
-    return {"forgetting the write of C":
-            "compute" if _intensity_without_c(4096, 128, 4096) >= ridge else "memory"}
+    return {C_WRITE: "compute" if _intensity_without_c(4096, 128, 4096) >= ridge else "memory",
+            RIDGE_TENS: "compute"}
 
 
-def _decode_gemv_wrong() -> dict:
-    point = place_kernel(matmul_kernel("decode GEMV", 1, 8192, 8192, "bf16"), "H200", "bf16")
-    return {"seconds instead of microseconds": point.t_min_s,
-            "milliseconds instead of microseconds": point.t_min_s * 1e3,
-            "the compute time instead of the larger of the two": point.t_compute_s * 1e6,
-            "the sum of both times instead of the larger": (point.t_compute_s + point.t_memory_s) * 1e6,
-            "4-byte (FP32) elements": place_kernel(matmul_kernel("gemv", 1, 8192, 8192, "fp32"),
-                                                   "H200", "bf16").t_min_s * 1e6}
+def _decode_gemv_wrong(accelerator, hidden) -> dict:
+    point = place_kernel(matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16"), accelerator, "bf16")
+    return {shared("seconds-for-unit", "04", _BOUND): point.t_min_s,
+            Misconception("milliseconds-for-microseconds", "Milliseconds where microseconds were "
+                          "asked, a factor of 1000.", "04", _BOUND,
+                          "Seconds to microseconds is x 1e6, not x 1e3."): point.t_min_s * 1e3,
+            COMPUTE_NOT_MAX: point.t_compute_s * 1e6,
+            SUM_NOT_MAX: (point.t_compute_s + point.t_memory_s) * 1e6,
+            shared("fp32-bytes", "04", _INTENSITY): place_kernel(
+                matmul_kernel("gemv", 1, hidden, hidden, "fp32"), accelerator, "bf16").t_min_s * 1e6}
 
 
 def _first_m(intensity, ridge) -> int:
@@ -70,11 +120,21 @@ def _smallest_batch_wrong() -> dict:
     h100 = get_accelerator("H100 SXM")
     ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
     right = _first_m(matmul_intensity, ridge)
-    return {"forgetting the write of C": _first_m(_intensity_without_c, ridge),
-            "counting the weights' bytes only (intensity = m)": _first_m(
-                lambda m, k, n, b: 2 * m * k * n / (b * k * n), ridge),
-            "the sparse (2:4) peak, twice the dense one": _first_m(matmul_intensity, 2 * ridge),
-            "the last memory-bound m": right - 1}
+    return {C_WRITE: _first_m(_intensity_without_c, ridge),
+            WEIGHTS_ONLY: _first_m(lambda m, k, n, b: 2 * m * k * n / (b * k * n), ridge),
+            shared("sparse-peak", "04", _SPARSITY): _first_m(matmul_intensity, 2 * ridge),
+            LAST_MEMORY_BOUND: right - 1}
+
+
+def _intensity_wrong() -> dict:
+    return {C_WRITE: _intensity_without_c,
+            ONE_FLOP_PER_FMA: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, bytes_per_element) / 2,
+            BYTES_IGNORED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 1)}
+
+
+def _roofline_wrong() -> dict:
+    return {ROOFLINE_MAX: lambda i, p, b: np.maximum(p, b * np.asarray(i, dtype=float)),
+            ROOFLINE_NO_PEAK: lambda i, p, b: b * np.asarray(i, dtype=float)}
 
 
 def _odd_size(rng, low, high) -> int:
@@ -109,7 +169,7 @@ def _roofline_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "04.1", expected=_attention_scores_bound, choices=("memory", "compute"),
-        wrong_answers=_attention_scores_wrong,
+        wrong_answers=_attention_scores_wrong, concepts=("intensity", "ridge-point"),
         form="a string, 'memory' or 'compute'",
         hints=("Intensity is FLOP divided by bytes; a matmul reads A and B once and writes C once.",
                "With k = 128 the output C (m x n) dominates the bytes moved, and it is written once "
@@ -118,16 +178,18 @@ EXERCISES = [
                "get_accelerator('B200').ridge_point('bf16').")),
     ValueExercise(
         "04.2", expected=_decode_gemv_time_us, rel_tol=1e-3,
-        wrong_answers=_decode_gemv_wrong,
-        form="a float: the time in microseconds (us), not seconds",
+        wrong_answers=_decode_gemv_wrong, variants=_GEMV_VARIANTS,
+        concepts=("roofline-bound",),
+        form="a float: the time in microseconds (us), not seconds, of the 1 x {hidden} GEMV on "
+             "the {accelerator}",
         hints=("The bound is t = max(F / peak, Q / bandwidth); compute both terms.",
                "F = 2 m k n FLOP and Q = 2 (m k + k n + m n) bytes for a BF16 matmul; "
                "which of the two times is larger for m = 1?",
-               "place_kernel(matmul_kernel('gemv', 1, 8192, 8192, 'bf16'), 'H200', 'bf16').t_min_s "
-               "is in seconds; multiply by 1e6.")),
+               "place_kernel(matmul_kernel('gemv', 1, {hidden}, {hidden}, 'bf16'), '{accelerator}', "
+               "'bf16').t_min_s is in seconds; multiply by 1e6.")),
     ValueExercise(
         "04.3", expected=_smallest_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_smallest_batch_wrong,
+        wrong_answers=_smallest_batch_wrong, concepts=("intensity", "ridge-point"),
         form="an integer: the number of tokens m (exact)",
         hints=("Compute-bound means intensity >= ridge point; the intensity grows with m.",
                "Sweep m = 1, 2, 3, ... with matmul_intensity(m, 8192, 8192, 2) and stop at the first "
@@ -136,6 +198,7 @@ EXERCISES = [
                "neighbouring integers with the sweep.")),
     FunctionExercise(
         "04.4", reference=matmul_intensity, make_cases=_intensity_cases, rel_tol=1e-9,
+        wrong_implementations=_intensity_wrong, concepts=("intensity",),
         form="a function matmul_intensity(m, k, n, bytes_per_element) returning FLOP per byte (a float)",
         hints=("FLOP: one multiply and one add per term of each of the m x n dot products of length k.",
                "Bytes: A is m x k, B is k x n, C is m x n; each element takes bytes_per_element bytes.",
@@ -143,6 +206,7 @@ EXERCISES = [
                "with m, k and n all different.")),
     FunctionExercise(
         "04.5", reference=attainable_flops, make_cases=_roofline_cases, rel_tol=1e-9,
+        wrong_implementations=_roofline_wrong, concepts=("roofline-bound",),
         form="a function roofline(intensity, peak_flops, bandwidth) returning a NumPy array of "
              "FLOP/s, the same shape as intensity",
         hints=("A kernel is bounded by the peak and by bandwidth x intensity: whichever is lower.",

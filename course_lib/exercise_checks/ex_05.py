@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from course_lib import formats as F
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
+from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import bytes_per_element, get_accelerator
 
 __all__ = ["EXERCISES"]
@@ -17,6 +18,52 @@ __all__ = ["EXERCISES"]
 _GRAD_SEED, _GRAD_COUNT = 0, 50_000
 #: Exercise 05.3 asks for fewer than this fraction of values flushed to zero.
 _FLUSH_TARGET = 1e-3
+
+
+_ANATOMY = "1. Anatomy of a floating-point number"
+_OVERFLOW = "4. Overflow: infinity, NaN or the largest value"
+_BF16_TRAINS = "6. Why BF16 trains without loss scaling and FP16 does not"
+_QUANT = "8. Quantization: one scale per tensor, per channel or per block"
+_HARDWARE = "9. The hardware side: what halving the bits buys"
+
+INT4_TIME = Misconception(
+    "read-time-not-saving", "A read time where the time saved was asked: the saving is the "
+    "difference of two read times.", "05", _HARDWARE,
+    "Compute both read times, BF16 and INT4, and subtract.")
+BF16_TIME = Misconception(
+    "larger-time-not-saving", "The BF16 read time alone where the time saved by INT4 was asked.",
+    "05", _HARDWARE, "Subtract the INT4 read time from the BF16 one.")
+FP8_NOT_INT4 = Misconception(
+    "fp8-not-int4", "8-bit weights where 4-bit ones were asked: an INT4 weight is half a byte.",
+    "05", _HARDWARE, "bytes_per_element('int4') is 0.5.")
+RATIO_NOT_TIME = Misconception(
+    "ratio-not-time", "The speed-up ratio where a time in ms was asked.", "05", _HARDWARE,
+    "The answer is a difference of times, in ms, not a quotient.")
+K_TOO_SMALL = Misconception(
+    "last-failing-not-first-passing", "The last k that still flushes too much where the first that "
+    "meets the target was asked.", "05", _BF16_TRAINS,
+    "Check your k: its flushed fraction must be below 0.001.")
+ONE_PERCENT = Misconception(
+    "target-one-percent", "A 1 % target where the task asks for under 0.1 %.", "05", _BF16_TRAINS,
+    "The target is a fraction of 0.001, a tenth of a percent.")
+SCALE_NOT_K = Misconception(
+    "scale-not-exponent", "The scale 2^k where the exponent k was asked.", "05", _BF16_TRAINS,
+    "Answer with k, the power of two, not the scale itself.")
+PER_TENSOR = Misconception(
+    "one-scale-per-tensor", "One scale for the whole tensor (or row) where each block gets its own: "
+    "an outlier then crushes every other block's precision.", "05", _QUANT,
+    "Split each row into blocks of block_size and take max|x| per block.")
+TRUNCATE = Misconception(
+    "truncate-not-round", "Truncating x / scale toward zero where rounding to the nearest integer "
+    "was asked: it doubles the worst error.", "05", _QUANT, "Use np.rint, not astype(int) or floor.")
+TOP_EXPONENT = Misconception(
+    "top-exponent-not-reserved", "The all-ones exponent used for finite numbers: IEEE-like formats "
+    "reserve it for infinity and NaN.", "05", _OVERFLOW,
+    "The largest exponent field of a finite number is 2^E - 2.")
+IMPLICIT_ONE = Misconception(
+    "mantissa-forgotten", "The largest value taken as a bare power of two: the largest mantissa is "
+    "all ones, 1 + (1 - 2^-M).", "05", _ANATOMY,
+    "Multiply the largest power of two by the largest significand, 2 - 2^-M.")
 
 
 def _more_precise_for_one_third() -> str:
@@ -45,17 +92,17 @@ def _int4_saving_ms() -> float:
 
 def _more_precise_wrong() -> dict:
     wider = max(("fp16", "bf16"), key=lambda name: F.get_format(name).exponent_bits)
-    return {"BF16 'more precise': its wider range taken for precision": wider}
+    return {shared("bf16-more-precise", "05", "Misconceptions"): wider}
 
 
 def _int4_saving_wrong() -> dict:
     saving = _int4_saving_ms()
-    return {"the INT4 read time instead of the saving": _read_ms("int4"),
-            "the BF16 read time instead of the saving": _read_ms("bf16"),
-            "the FP8 saving (8-bit weights instead of 4-bit)": _read_ms("bf16") - _read_ms("fp8"),
-            "the BF16/INT4 speed-up ratio instead of the time saved": _read_ms("bf16") / _read_ms("int4"),
-            "bits instead of bytes": 8 * saving,
-            "seconds instead of ms": saving / 1e3}
+    return {INT4_TIME: _read_ms("int4"),
+            BF16_TIME: _read_ms("bf16"),
+            FP8_NOT_INT4: _read_ms("bf16") - _read_ms("fp8"),
+            RATIO_NOT_TIME: _read_ms("bf16") / _read_ms("int4"),
+            shared("bits-for-bytes", "05", _HARDWARE): 8 * saving,
+            shared("seconds-for-unit", "05", _HARDWARE): saving / 1e3}
 
 
 def _smallest_loss_scale_exponent() -> int:
@@ -72,14 +119,43 @@ def _loss_scale_wrong() -> dict:
     k_min = _smallest_loss_scale_exponent()
     flushed = [F.cast_stats(grads, "fp16", 2.0 ** k).flushed_fraction for k in range(k_min + 1)]
     first_under_1_percent = next(k for k, f in enumerate(flushed) if f < 10 * _FLUSH_TARGET)
-    return {"the last k that still flushes too much": k_min - 1,
-            "a 1% target instead of 0.1%": first_under_1_percent,
-            "the scale 2^k instead of k": 2 ** k_min}
+    return {K_TOO_SMALL: k_min - 1,
+            ONE_PERCENT: first_under_1_percent,
+            SCALE_NOT_K: 2 ** k_min}
 
 
 def _per_block_int8(x, block_size):
     """Reference: absmax INT8 per block of ``block_size`` along the last axis, dequantized."""
     return F.quantize(np.asarray(x, dtype=float), "int8", "block", block_size=block_size).dequantized
+
+
+def _per_tensor_int8(x, block_size):
+    return F.quantize(np.asarray(x, dtype=float), "int8", "tensor").dequantized
+
+
+def _truncating_int8(x, block_size):
+    x = np.asarray(x, dtype=float)
+    out = np.empty_like(x)
+    for start in range(0, x.shape[-1], block_size):
+        block = x[..., start:start + block_size]
+        scale = np.max(np.abs(block), axis=-1, keepdims=True) / 127
+        scale = np.where(scale == 0, 1.0, scale)
+        out[..., start:start + block_size] = np.clip(np.trunc(block / scale), -127, 127) * scale
+    return out
+
+
+def _block_wrong() -> dict:
+    return {PER_TENSOR: _per_tensor_int8, TRUNCATE: _truncating_int8}
+
+
+def _ieee_max_wrong() -> dict:
+    def top_exponent(e, m):
+        bias = 2 ** (e - 1) - 1
+        return (2 - 2.0 ** -m) * 2.0 ** (2 ** e - 1 - bias)
+
+    def bare_power(e, m):
+        return 2.0 ** (2 ** e - 2 - (2 ** (e - 1) - 1))
+    return {TOP_EXPONENT: top_exponent, IMPLICIT_ONE: bare_power}
 
 
 def _block_cases(rng) -> list:
@@ -112,7 +188,7 @@ def _ieee_max_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "05.1", expected=_more_precise_for_one_third, choices=("fp16", "bf16"),
-        wrong_answers=_more_precise_wrong,
+        wrong_answers=_more_precise_wrong, concepts=("precision-range", "format-anatomy"),
         form="a string, 'fp16' or 'bf16'",
         hints=("Both formats have 16 bits; what differs is how many go to the mantissa.",
                "The relative rounding error of a normal number is at most half of 2^-M, "
@@ -120,6 +196,7 @@ EXERCISES = [
                "Compare F.encode(1/3, 'fp16').rel_error with F.encode(1/3, 'bf16').rel_error.")),
     ValueExercise(
         "05.2", expected=_int4_saving_ms, rel_tol=1e-3, wrong_answers=_int4_saving_wrong,
+        concepts=("bytes-per-element",),
         form="a float: milliseconds (ms) saved per full read of the weights",
         hints=("Reading N values of b bytes at bandwidth beta takes N b / beta seconds.",
                "Take the difference of the BF16 and INT4 times; bytes_per_element('bf16') and "
@@ -127,7 +204,7 @@ EXERCISES = [
                "get_accelerator('H200').mem_bandwidth is in bytes per second; convert seconds to ms.")),
     ValueExercise(
         "05.3", expected=_smallest_loss_scale_exponent, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_loss_scale_wrong,
+        wrong_answers=_loss_scale_wrong, concepts=("loss-scaling",),
         form="an integer k: the loss scale is 2^k",
         hints=("Multiplying by 2^k moves every gradient up k binades, away from FP16's underflow.",
                "Loop k = 0, 1, 2, ... and call F.cast_stats(grads, 'fp16', 2.0 ** k).",
@@ -135,6 +212,7 @@ EXERCISES = [
                "names, with its seed.")),
     FunctionExercise(
         "05.4", reference=_per_block_int8, make_cases=_block_cases, rel_tol=1e-9, abs_tol=1e-12,
+        wrong_implementations=_block_wrong, concepts=("quantization",),
         form="a function quantize_blocks_int8(x, block_size) returning the dequantized array, "
              "the same shape as x",
         hints=("Each block of block_size consecutive elements of a row gets its own scale "
@@ -144,6 +222,7 @@ EXERCISES = [
                "Round x / scale to the nearest integer (np.rint), clip to [-127, 127], multiply back.")),
     FunctionExercise(
         "05.5", reference=_ieee_max, make_cases=_ieee_max_cases, rel_tol=1e-12,
+        wrong_implementations=_ieee_max_wrong, concepts=("format-anatomy",),
         form="a function ieee_max(exponent_bits, mantissa_bits) returning a float",
         hints=("The top exponent field is reserved for infinity and NaN, so the largest usable "
                "field is 2^E - 2.",

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from course_lib.attention import flash_attention_traffic, naive_attention_traffic, online_softmax_update
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
+from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
 from course_lib.tiling import tile_limit, tiled_matmul_traffic
@@ -16,6 +17,50 @@ from course_lib.tiling import tile_limit, tiled_matmul_traffic
 __all__ = ["EXERCISES"]
 
 _TILE_CHOICES = ("doubles", "unchanged", "halves", "quarters")
+
+_TILED = "1. A tiled matmul and the bytes it moves"
+_ATTENTION = "6. Attention, naive and tiled"
+
+MINIMUM_TRAFFIC = Misconception(
+    "tiling-reads-once", "A tiled matmul taken to read every byte once whatever the tile: each "
+    "element of A is read once per column of tiles, each of B once per row.", "06", _TILED,
+    "Count how many times an element of A is read with 64-wide tiles, then with 128-wide ones.")
+AREA_QUARTERS = Misconception(
+    "traffic-follows-tile-area", "Traffic taken to follow the tile's area: the number of re-reads "
+    "follows the tile's side.", "06", _TILED,
+    "How many columns of tiles does C have with each tile width? That sets the re-reads of A.")
+ONE_STAGE = Misconception(
+    "no-double-buffering", "One stage where the task asks for two: double buffering holds two "
+    "slices of each operand at once.", "06", _TILED, "Multiply the shared memory per slice by the stages, 2.")
+NOT_16 = Misconception(
+    "tile-not-multiple-of-16", "The tile side not rounded down to a multiple of 16, the size the "
+    "tensor-core instructions work in.", "06", _TILED, "Round the largest side that fits down to a multiple of 16.")
+REGISTER_LIMIT = Misconception(
+    "register-limit-not-smem", "The register file's limit where the shared-memory limit was asked.",
+    "06", _TILED, "Use max_shared_mem_bytes_per_block, and only shared memory.")
+NO_CAUSAL = Misconception(
+    "causal-mask-ignored", "FlashAttention without the causal mask: with the mask it skips the "
+    "blocks above the diagonal, about half.", "06", _ATTENTION,
+    "Pass causal=True to the tiled version; the naive one moves the same either way.")
+INVERSE = Misconception(
+    "ratio-inverted", "FlashAttention's traffic over the naive one: the ratio asked is naive over "
+    "FlashAttention, above 1.", "06", _ATTENTION, "Divide the naive count by FlashAttention's.")
+NAIVE_HALVED = Misconception(
+    "naive-helped-by-mask", "The naive algorithm's traffic halved by the causal mask: it still "
+    "writes and reads the whole N x N matrix.", "06", _ATTENTION,
+    "Naive attention moves 4 N^2 + 4 N d elements with or without a mask.")
+FLASH_LINEAR = Misconception(
+    "flash-attention-linear", "FlashAttention taken to make attention's traffic linear, Q, K and V "
+    "read once: its memory is linear, but every block of queries reads all keys and values again, "
+    "so its traffic stays quadratic.", "06", "Misconceptions",
+    "Count the reads of K and V: once per block of queries, not once in all.")
+NO_RESCALE = Misconception(
+    "online-softmax-no-rescale", "The running sum and output kept without rescaling when the "
+    "maximum moves: everything summed so far was exponentiated against the old maximum.", "06",
+    _ATTENTION, "Multiply l and o by exp(m_prev - m_new) before adding the block.")
+NO_MAX = Misconception(
+    "softmax-without-max", "Scores exponentiated without subtracting the maximum: large scores "
+    "overflow to infinity.", "06", _ATTENTION, "Exponentiate s_block - m_new[:, None].")
 
 
 _FACTORS = {"doubles": 2.0, "unchanged": 1.0, "halves": 0.5, "quarters": 0.25}
@@ -34,27 +79,27 @@ def _doubling_effect() -> str:
 
 def _doubling_wrong() -> dict:
     minimum = matmul_bytes(8192, 8192, 8192, 2)                 # A and B read once, C written once
-    return {"the minimum traffic (every byte read once, whatever the tile)":
-                _closest_choice(minimum / minimum),
-            "the tile's area quadruples, so the traffic quarters": _closest_choice((64 / 128) ** 2)}
+    return {MINIMUM_TRAFFIC: _closest_choice(minimum / minimum),
+            AREA_QUARTERS: _closest_choice((64 / 128) ** 2)}
 
 
 def _h200_tile_wrong() -> dict:
     acc = get_accelerator("H200")
     single = tile_limit("H200", "bf16", tile_k=64, stages=1)
-    return {"one stage (no double buffering)": single.smem_limit,
-            "not rounded down to a multiple of 16": acc.max_shared_mem_bytes_per_block // (2 * 2 * 2 * 64),
-            "4-byte (FP32) slices": tile_limit("H200", "fp32", tile_k=64, stages=2).smem_limit,
-            "the register limit instead of shared memory": single.register_limit}
+    return {ONE_STAGE: single.smem_limit,
+            NOT_16: acc.max_shared_mem_bytes_per_block // (2 * 2 * 2 * 64),
+            shared("fp32-bytes", "06", _TILED): tile_limit("H200", "fp32", tile_k=64, stages=2).smem_limit,
+            REGISTER_LIMIT: single.register_limit}
 
 
 def _causal_saving_wrong() -> dict:
     naive = naive_attention_traffic(3000, 48).elements_moved
     causal = flash_attention_traffic(3000, 48, 200, causal=True).elements_moved
     full = flash_attention_traffic(3000, 48, 200).elements_moved
-    return {"FlashAttention without the causal mask": naive / full,
-            "the inverse ratio (FlashAttention over naive)": causal / naive,
-            "the naive count halved by the mask too": naive / 2 / causal}
+    return {NO_CAUSAL: naive / full,
+            FLASH_LINEAR: naive / (4 * 3000 * 48),
+            INVERSE: causal / naive,
+            NAIVE_HALVED: naive / 2 / causal}
 
 
 def _h200_tile() -> int:
@@ -64,6 +109,24 @@ def _h200_tile() -> int:
 def _causal_saving() -> float:
     naive = naive_attention_traffic(3000, 48).elements_moved
     return naive / flash_attention_traffic(3000, 48, 200, causal=True).elements_moved
+
+
+def _online_no_rescale(m_prev, l_prev, o_prev, s_block, v_block):
+    m_new = np.maximum(m_prev, s_block.max(axis=1))
+    p = np.exp(s_block - m_new[:, None])
+    return m_new, l_prev + p.sum(axis=1), o_prev + p @ v_block
+
+
+def _online_no_max(m_prev, l_prev, o_prev, s_block, v_block):
+    with np.errstate(over="ignore", invalid="ignore"):
+        m_new = np.maximum(m_prev, s_block.max(axis=1))
+        p = np.exp(s_block)
+        scale = np.exp(m_prev - m_new)
+        return m_new, l_prev * scale + p.sum(axis=1), o_prev * scale[:, None] + p @ v_block
+
+
+def _online_wrong() -> dict:
+    return {NO_RESCALE: _online_no_rescale, NO_MAX: _online_no_max}
 
 
 def _odd(rng, low, high) -> int:
@@ -94,7 +157,7 @@ def _online_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "06.1", expected=_doubling_effect, choices=_TILE_CHOICES,
-        wrong_answers=_doubling_wrong,
+        wrong_answers=_doubling_wrong, concepts=("tiling-traffic",),
         form="one of 'doubles', 'unchanged', 'halves', 'quarters'",
         hints=("Each element of A is read once per column of output tiles, each element of B once "
                "per row of tiles.",
@@ -102,7 +165,7 @@ EXERCISES = [
                "Writing C happens once either way; it is a small part of the total here.")),
     ValueExercise(
         "06.2", expected=_h200_tile, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_h200_tile_wrong,
+        wrong_answers=_h200_tile_wrong, concepts=("tile-sizing",),
         form="an integer: the tile side T, a multiple of 16 (exact)",
         hints=("Shared memory per block holds stages x bytes x (T x tile_k + tile_k x T).",
                "Read get_accelerator('H200').max_shared_mem_bytes_per_block; BF16 is 2 bytes.",
@@ -110,7 +173,7 @@ EXERCISES = [
                "tiling.smem_bytes_per_block checks a candidate.")),
     ValueExercise(
         "06.3", expected=_causal_saving, rel_tol=1e-6,
-        wrong_answers=_causal_saving_wrong,
+        wrong_answers=_causal_saving_wrong, concepts=("flash-attention",),
         form="a float: naive HBM elements divided by FlashAttention's (a ratio, no unit)",
         hints=("flash_attention(q, k, v, block_size=200, causal=True, return_traffic=True) returns "
                "(output, traffic); traffic.elements_moved is the count.",
@@ -118,6 +181,7 @@ EXERCISES = [
                "Use q, k, v of shape (3000, 48); the values do not matter, the count does.")),
     FunctionExercise(
         "06.4", reference=online_softmax_update, make_cases=_online_cases, rel_tol=1e-9, abs_tol=1e-12,
+        wrong_implementations=_online_wrong, concepts=("online-softmax",),
         form="a function online_softmax_step(m_prev, l_prev, o_prev, s_block, v_block) returning the "
              "tuple (m_new, l_new, o_new) of NumPy arrays with the shapes of m_prev, l_prev, o_prev",
         hints=("The new maximum is the larger of the old one and the block's row maximum.",

@@ -5,8 +5,10 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
 import math
+
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercise_checks.misconceptions import shared
 
 from course_lib.economics import (cost_per_million_tokens_usd, crossover_batch, decode_step, get_model,
                                   kv_cache_bytes_per_token, training_time_s)
@@ -16,15 +18,78 @@ __all__ = ["EXERCISES"]
 #: The price the task states for exercise 07.3: an assumption given to the learner, not a fact.
 TASK_PRICE_USD_PER_DEVICE_HOUR = 3.10
 
+_TRAINING = "1. Training compute: $C = 6ND$"
+_KV = "4. The KV cache: per token, per sequence"
+_DECODE = "5. The decode step: bytes or FLOP, whichever is slower"
+_COST = "6. Latency against throughput, and dollars per million tokens"
+
+#: Exercise 07.2's training runs (model, tokens, accelerator, GPUs): the first is the course's default.
+_TRAINING_VARIANTS = Variants(
+    options=({"model": "Llama 3 70B", "tokens": 15e12, "accelerator": "H100 SXM", "gpus": 2048},
+             {"model": "Llama 3 8B", "tokens": 15e12, "accelerator": "H100 SXM", "gpus": 512},
+             {"model": "Mistral 7B", "tokens": 8e12, "accelerator": "A100 SXM 80GB", "gpus": 1024},
+             {"model": "Llama 3 70B", "tokens": 15e12, "accelerator": "B200", "gpus": 1024},
+             {"model": "Llama 2 7B", "tokens": 2e12, "accelerator": "H200", "gpus": 256},
+             {"model": "Falcon 7B", "tokens": 1.5e12, "accelerator": "A100 SXM 80GB", "gpus": 384}),
+    statement="{model}, {tokens:.3g} tokens, {gpus} {accelerator} GPUs in dense BF16, utilization 0.35, in days")
+
+FLOP_PER_BYTE_ONE = Misconception(
+    "bandwidth-ignored", "FLOP per byte compared with 1, as if bandwidth did not matter: a step is "
+    "compute-bound only above the chip's ridge point, hundreds of FLOP per byte.", "07", _DECODE,
+    "Compare the step's FLOP per byte with the H200's ridge point, not with 1.")
+BATCH_COMPUTE_BOUND = Misconception(
+    "batch-makes-compute-bound", "Batching taken to make decode compute-bound: every sequence "
+    "brings its own KV cache, so with long contexts the bytes grow with the batch too.", "07",
+    "Misconceptions", "Count the KV-cache bytes of all 32 sequences against the weights.")
+FORWARD_ONLY = Misconception(
+    "forward-only-flop", "2 N D, the forward pass only: training also runs the backward pass, "
+    "twice the forward, so C = 6 N D.", "07", _TRAINING, "Training costs 6 FLOP per parameter per token.")
+NO_UTILIZATION = Misconception(
+    "peak-sustained", "The spec-sheet peak taken as sustained: a training run reaches a fraction "
+    "of it, the model-FLOP utilization.", "07", _TRAINING, "Multiply the peak by u = 0.35.")
+ONE_GPU = Misconception(
+    "one-gpu-not-all", "One GPU where the whole cluster trains: the time divides by the number of "
+    "GPUs.", "07", _TRAINING, "Divide by G, the number of GPUs.")
+PER_TOKEN = Misconception(
+    "per-token-not-per-million", "Dollars per token where dollars per million tokens were asked.",
+    "07", _COST, "Multiply the cost of one token by 1e6.")
+ONE_SEQUENCE = Misconception(
+    "batch-forgotten", "One sequence's tokens per second where the batch's were asked: a decode "
+    "step produces one token for each of the 64 sequences.", "07", _COST,
+    "tokens_per_s already counts the whole batch; do not divide by it again.")
+BF16_NOT_FP8 = Misconception(
+    "precision-ignored", "BF16 where the task serves FP8: one byte per value halves the bytes each "
+    "step reads.", "07", _COST, "Pass precision='fp8' to decode_step.")
+HOURLY_PER_SECOND = Misconception(
+    "hourly-price-per-second", "The hourly price charged per second: an hour has 3600 seconds.",
+    "07", _COST, "Divide the hourly price by 3600 to get dollars per second.")
+CROSSOVER_DOWN = Misconception(
+    "crossover-rounded-down", "The crossover batch rounded down: the batch below the crossover is "
+    "still memory-bound.", "07", _DECODE, "Round the crossover up to the next whole batch.")
+CROSSOVER_FRACTION = Misconception(
+    "crossover-not-rounded", "The fractional crossover: a batch size is a whole number.", "07", _DECODE,
+    "Round the crossover to a whole batch, upward.")
+BF16_WEIGHTS = Misconception(
+    "int8-weights-ignored", "16-bit weights where the task stores int8 ones: the weights are read "
+    "at one byte each, which moves the crossover.", "07", _DECODE, "Pass precision='int8 weights'.")
+KV_ONE_TENSOR = Misconception(
+    "kv-keys-only", "Only keys (or only values) counted: each layer stores a key and a value per KV "
+    "head for every token.", "07", _KV, "One token's cache has a factor 2: K and V.")
+KV_ONE_LAYER = Misconception(
+    "kv-layers-forgotten", "One layer's cache where every layer keeps its own.", "07", _KV,
+    "Multiply by the number of layers.")
+
 
 def _bound_70b_on_four_h200() -> str:
     """Llama 3 70B split over 4 H200s, batch 32, 2048-token contexts, BF16."""
     return decode_step("Llama 3 70B", "H200", 32, 2048, "bf16", n_devices=4).bound
 
 
-def _training_days_70b() -> float:
-    m = get_model("Llama 3 70B")
-    return training_time_s(m.params, 15e12, accelerator="H100 SXM", n_devices=2048, utilization=0.35) / 86400
+def _training_days(model, tokens, accelerator, gpus) -> float:
+    """Days to train ``model`` on ``tokens`` with ``gpus`` of ``accelerator`` at utilization 0.35
+    (the course's default: Llama 3 70B, 15e12 tokens, 2048 H100 SXM)."""
+    params = get_model(model).params
+    return training_time_s(params, tokens, accelerator=accelerator, n_devices=gpus, utilization=0.35) / 86400
 
 
 def _usd_per_million_mistral() -> float:
@@ -42,45 +107,58 @@ def _first_compute_bound_batch() -> int:
 
 def _bound_70b_wrong() -> dict:
     step = decode_step("Llama 3 70B", "H200", 32, 2048, "bf16", n_devices=4)
-    return {"FLOP per byte compared with 1, as if bandwidth did not matter":
-            "compute" if step.flops / (step.weight_bytes + step.kv_bytes) >= 1 else "memory"}
+    return {FLOP_PER_BYTE_ONE: "compute" if step.flops / (step.weight_bytes + step.kv_bytes) >= 1 else "memory",
+            BATCH_COMPUTE_BOUND: "compute"}
 
 
-def _training_days_wrong() -> dict:
-    m = get_model("Llama 3 70B")
+def _training_days_wrong(model, tokens, accelerator, gpus) -> dict:
+    params = get_model(model).params
+
     def days(**kw):
-        args = dict(accelerator="H100 SXM", n_devices=2048, utilization=0.35)
+        args = dict(accelerator=accelerator, n_devices=gpus, utilization=0.35)
         args.update(kw)
-        return training_time_s(m.params, 15e12, **args) / 86400
-    return {"hours instead of days": days() * 24,
-            "seconds instead of days": days() * 86400,
-            "the sparse (2:4) peak, twice the dense one": days() / 2,
-            "2 N D (the forward pass only) instead of 6 N D": days() / 3,
-            "forgetting the utilization": days(utilization=1.0),
-            "one GPU instead of 2048": days(n_devices=1)}
+        return training_time_s(params, tokens, **args) / 86400
+    return {shared("hours-for-days", "07", _TRAINING): days() * 24,
+            shared("seconds-for-unit", "07", _TRAINING): days() * 86400,
+            shared("sparse-peak", "07", _TRAINING): days() / 2,
+            FORWARD_ONLY: days() / 3,
+            NO_UTILIZATION: days(utilization=1.0),
+            ONE_GPU: days(n_devices=1)}
 
 
 def _usd_per_million_wrong() -> dict:
     step = decode_step("Mistral 7B", "H200", 64, 3000, "fp8")
     price = TASK_PRICE_USD_PER_DEVICE_HOUR
     right = cost_per_million_tokens_usd(step.tokens_per_s, price)
-    return {"per token instead of per million": right / 1e6,
-            "one sequence's tokens (forgetting the batch)": cost_per_million_tokens_usd(
-                step.tokens_per_s / step.batch, price),
-            "BF16 instead of FP8": cost_per_million_tokens_usd(
+    return {PER_TOKEN: right / 1e6,
+            ONE_SEQUENCE: cost_per_million_tokens_usd(step.tokens_per_s / step.batch, price),
+            BF16_NOT_FP8: cost_per_million_tokens_usd(
                 decode_step("Mistral 7B", "H200", 64, 3000, "bf16").tokens_per_s, price),
-            "the hourly price used per second": right * 3600}
+            HOURLY_PER_SECOND: right * 3600}
 
 
 def _first_batch_wrong() -> dict:
     b_star = crossover_batch("Llama 3 8B", "B200", 100, "int8 weights")
-    return {"the crossover rounded down": math.floor(b_star),
-            "the fractional crossover, not rounded": b_star,
-            "BF16 weights instead of int8": math.ceil(crossover_batch("Llama 3 8B", "B200", 100, "bf16"))}
+    return {CROSSOVER_DOWN: math.floor(b_star),
+            CROSSOVER_FRACTION: b_star,
+            BF16_WEIGHTS: math.ceil(crossover_batch("Llama 3 8B", "B200", 100, "bf16"))}
 
 
 def _kv_reference(layers, kv_heads, head_dim, bytes_per_element, context_tokens, batch):
     return batch * context_tokens * kv_cache_bytes_per_token(layers, kv_heads, head_dim, bytes_per_element)
+
+
+def _kv_wrong() -> dict:
+    def quadratic(layers, kv_heads, head_dim, b, context, batch):
+        return batch * context ** 2 * kv_cache_bytes_per_token(layers, kv_heads, head_dim, b)
+
+    def keys_only(layers, kv_heads, head_dim, b, context, batch):
+        return _kv_reference(layers, kv_heads, head_dim, b, context, batch) / 2
+
+    def one_layer(layers, kv_heads, head_dim, b, context, batch):
+        return _kv_reference(1, kv_heads, head_dim, b, context, batch)
+    return {shared("kv-cache-superlinear", "07", "Misconceptions"): quadratic, KV_ONE_TENSOR: keys_only,
+            KV_ONE_LAYER: one_layer}
 
 
 def _kv_cases(rng) -> list:
@@ -99,7 +177,7 @@ def _kv_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "07.1", expected=_bound_70b_on_four_h200, choices=("memory", "compute"),
-        wrong_answers=_bound_70b_wrong,
+        wrong_answers=_bound_70b_wrong, concepts=("decode-bound",),
         form='a string, "memory" or "compute"',
         hints=("A decode step moves all weights plus every sequence's KV cache, and does about 2 FLOP "
                "per weight per sequence plus a few FLOP per cached byte.",
@@ -107,22 +185,22 @@ EXERCISES = [
                "devices divides FLOP and bytes alike.",
                "decode_step('Llama 3 70B', 'H200', 32, 2048, 'bf16', n_devices=4).bound")),
     ValueExercise(
-        "07.2", expected=_training_days_70b, rel_tol=1e-3,
-        wrong_answers=_training_days_wrong,
-        form="a float: days (not seconds, not hours)",
+        "07.2", expected=_training_days, rel_tol=1e-3,
+        wrong_answers=_training_days_wrong, variants=_TRAINING_VARIANTS, concepts=("training-compute",),
+        form="a float: days (not seconds, not hours) to train {model} on {gpus} {accelerator} GPUs",
         hints=("t = 6 N D / (u * peak * G) gives seconds.",
-               "N is get_model('Llama 3 70B').params; the peak is the H100 SXM's dense BF16 rate.",
+               "N is get_model('{model}').params; the peak is the {accelerator}'s dense BF16 rate.",
                "Divide seconds by 86400 to get days.")),
     ValueExercise(
         "07.3", expected=_usd_per_million_mistral, rel_tol=1e-3,
-        wrong_answers=_usd_per_million_wrong,
+        wrong_answers=_usd_per_million_wrong, concepts=("serving-cost",),
         form="a float: US dollars per million generated tokens",
         hints=("First find tokens per second: batch / (time of one decode step).",
                "decode_step('Mistral 7B', 'H200', 64, 3000, 'fp8') has tokens_per_s.",
                "Dollars per million tokens = price per hour / 3600 / (tokens per second) * 1e6.")),
     ValueExercise(
         "07.4", expected=_first_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_first_batch_wrong,
+        wrong_answers=_first_batch_wrong, concepts=("decode-bound",),
         form="an integer: the smallest whole batch size that is compute-bound (exact; round the "
              "crossover up)",
         hints=("A step is compute-bound when its FLOP time reaches its memory time; both grow with the batch.",
@@ -131,6 +209,7 @@ EXERCISES = [
                "read, the FLOP are not.")),
     FunctionExercise(
         "07.5", reference=_kv_reference, make_cases=_kv_cases, rel_tol=1e-12,
+        wrong_implementations=_kv_wrong, concepts=("kv-cache",),
         form="a function kv_cache_total_bytes(layers, kv_heads, head_dim, bytes_per_element, "
              "context_tokens, batch) returning bytes (a number)",
         hints=("Each layer stores a key and a value vector per KV head for every token.",

@@ -7,12 +7,48 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
+from course_lib.exercise_checks.misconceptions import shared
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
 from course_lib.hardware import get_accelerator
 from course_lib.parallelism import comm_hidden, tensor_parallel_bytes_per_gpu, zero_model_state_bytes
 
 __all__ = ["EXERCISES"]
+
+
+_LINKS = "1. The interconnect hierarchy"
+_COLLECTIVES = "2. Collectives and their cost"
+_ZERO = "4. Memory per GPU: ZeRO, recomputation, offloading"
+
+NVLINK_ACROSS_NODES = Misconception(
+    "nvlink-across-nodes", "NVLink's bandwidth across nodes: NVLink joins the GPUs of one node; "
+    "between nodes the traffic crosses the network, far slower.", "08", _LINKS,
+    "Eight GPUs on different nodes talk over get_link('H100 SXM', 'network').")
+REDUCE_SCATTER_ONLY = Misconception(
+    "reduce-scatter-only", "Only the reduce-scatter half of the ring: an all-reduce is a "
+    "reduce-scatter followed by an all-gather.", "08", _COLLECTIVES,
+    "A ring all-reduce sends 2 (n - 1) / n of the buffer, in 2 (n - 1) steps.")
+WHOLE_BUFFER = Misconception(
+    "whole-buffer-once", "S / beta, the whole buffer sent once, with no latency term: the ring "
+    "sends 2 (n - 1) / n of it and pays alpha at every step.", "08", _COLLECTIVES,
+    "Use 2 (n - 1) alpha + 2 (n - 1) / n * S / beta.")
+TEXTBOOK_EVEN = Misconception(
+    "chunks-assumed-even", "The textbook 2 (n - 1) / n S, as if n divided the buffer: uneven "
+    "chunks load some links more than others.", "08", _COLLECTIVES,
+    "Simulate the ring and take the busiest link.")
+LEAST_LOADED = Misconception(
+    "least-loaded-link", "The least-loaded link where the busiest was asked.", "08", _COLLECTIVES,
+    "Take the maximum over the links, not the minimum.")
+ELEMENTS = Misconception(
+    "elements-not-bytes", "Elements where bytes were asked: each float32 is 4 bytes.", "08",
+    _COLLECTIVES, "Multiply the element count by 4.")
+ALL_LINKS = Misconception(
+    "all-links-summed", "All links together where one link was asked.", "08", _COLLECTIVES,
+    "Look at the links one by one and take the busiest.")
+ZERO_STAGE_SHIFTED = Misconception(
+    "zero-stage-shifted", "ZeRO's stages shifted by one: stage 1 shards the optimizer state, stage "
+    "2 also the gradients, stage 3 also the weights.", "08", _ZERO,
+    "Stage 0 shards nothing; each stage adds one kind of state to what is divided by dp.")
 
 
 def _tp_verdict(tier) -> str:
@@ -32,7 +68,7 @@ def _tp_across_nodes() -> str:
 
 
 def _tp_wrong() -> dict:
-    return {"NVLink's bandwidth, as if the eight shared a node": _tp_verdict("nvlink")}
+    return {NVLINK_ACROSS_NODES: _tp_verdict("nvlink")}
 
 
 def _h200_all_reduce_ms() -> float:
@@ -44,13 +80,14 @@ def _all_reduce_wrong() -> dict:
     link = get_link("H200", "nvlink")
     nbytes = 2 * 13e9
     both_ways = replace(link, bandwidth_bytes_per_s=2 * link.bandwidth_bytes_per_s)
-    return {"both link directions added": collective_time_s("all_reduce", nbytes, 8, both_ways) * 1e3,
-            "the reduce-scatter half of the ring only":
-                collective_time_s("reduce_scatter", nbytes, 8, link) * 1e3,
-            "S / beta: the whole buffer sent once": nbytes / link.bandwidth_bytes_per_s * 1e3,
-            "FP32 (4-byte) gradients": collective_time_s("all_reduce", 2 * nbytes, 8, link) * 1e3,
-            "seconds instead of ms": collective_time_s("all_reduce", nbytes, 8, link),
-            "bits instead of bytes": collective_time_s("all_reduce", 8 * nbytes, 8, link) * 1e3}
+    return {shared("both-link-directions", "08", "Misconceptions"):
+                collective_time_s("all_reduce", nbytes, 8, both_ways) * 1e3,
+            REDUCE_SCATTER_ONLY: collective_time_s("reduce_scatter", nbytes, 8, link) * 1e3,
+            WHOLE_BUFFER: nbytes / link.bandwidth_bytes_per_s * 1e3,
+            shared("fp32-bytes", "08", _COLLECTIVES): collective_time_s("all_reduce", 2 * nbytes, 8, link) * 1e3,
+            shared("seconds-for-unit", "08", _COLLECTIVES): collective_time_s("all_reduce", nbytes, 8, link),
+            shared("bits-for-bytes", "08", "Misconceptions"):
+                collective_time_s("all_reduce", 8 * nbytes, 8, link) * 1e3}
 
 
 def _busiest_link_bytes() -> float:
@@ -61,15 +98,25 @@ def _busiest_link_bytes() -> float:
 def _busiest_link_wrong() -> dict:
     links = ring_all_reduce_link_bytes(23, 6, 4)
     n, size = 6, 23 * 4
-    return {"the textbook 2(n-1)/n S, as if 6 divided 23": 2 * (n - 1) / n * size,
-            "the least-loaded link": float(links.min()),
-            "elements instead of bytes": float(links.max()) / 4,
-            "bits instead of bytes": 8 * float(links.max()),
-            "all links together": float(links.sum())}
+    return {TEXTBOOK_EVEN: 2 * (n - 1) / n * size,
+            LEAST_LOADED: float(links.min()),
+            ELEMENTS: float(links.max()) / 4,
+            shared("bits-for-bytes", "08", "Misconceptions"): 8 * float(links.max()),
+            ALL_LINKS: float(links.sum())}
 
 
 def _zero_bytes(n_params, dp, stage):
     return zero_model_state_bytes(n_params, dp, stage).total
+
+
+def _zero_wrong() -> dict:
+    def fourteen(n_params, dp, stage):              # no 16-bit gradient: 2 + 12 bytes
+        state = zero_model_state_bytes(n_params, dp, stage)
+        return state.params + state.optimizer
+
+    def shifted(n_params, dp, stage):
+        return zero_model_state_bytes(n_params, dp, min(stage + 1, 3)).total
+    return {shared("adam-14-bytes", "08", "Misconceptions"): fourteen, ZERO_STAGE_SHIFTED: shifted}
 
 
 def _zero_cases(rng) -> list:
@@ -84,14 +131,14 @@ def _zero_cases(rng) -> list:
 EXERCISES = [
     ChoiceExercise(
         "08.1", expected=_tp_across_nodes, choices=("less", "more"),
-        wrong_answers=_tp_wrong,
+        wrong_answers=_tp_wrong, concepts=("comm-vs-compute",),
         form="a string: 'less' or 'more' (the all-reduces' time against the matmuls')",
         hints=("Compare the layer's FLOP per byte of tensor-parallel traffic with the link's ridge point.",
                "For tensor parallelism the ratio is 3h/(t-1) FLOP per byte, whatever the batch.",
                "The link's ridge is efficiency x peak / bandwidth, with the network's 50 GB/s per direction.")),
     ValueExercise(
         "08.2", expected=_h200_all_reduce_ms, rel_tol=1e-3,
-        wrong_answers=_all_reduce_wrong,
+        wrong_answers=_all_reduce_wrong, concepts=("collectives",),
         form="a float: milliseconds",
         hints=("A ring all-reduce takes 2(n-1) alpha + 2(n-1)/n * S / beta.",
                "S is the gradient size in bytes (2 per bf16 value); get_link('H200', 'nvlink') gives "
@@ -99,13 +146,14 @@ EXERCISES = [
                "collective_time_s returns seconds: multiply by 1e3.")),
     ValueExercise(
         "08.3", expected=_busiest_link_bytes, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_busiest_link_wrong,
+        wrong_answers=_busiest_link_wrong, concepts=("collectives",),
         form="a number: bytes (exact)",
         hints=("Run simulate_ring_all_reduce on a (6, 23) float32 array and look at .link_bytes.",
                "23 does not divide by 6, so the chunks differ and the links do not all carry the same.",
                "Take the maximum over the links; each float32 is 4 bytes.")),
     FunctionExercise(
         "08.4", reference=_zero_bytes, make_cases=_zero_cases, rel_tol=1e-9,
+        wrong_implementations=_zero_wrong, concepts=("training-memory",),
         form="a function zero_bytes(n_params, dp, stage) returning a float: model-state bytes per GPU",
         hints=("Mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter: weights, gradients, optimizer.",
                "Stage 1 divides the optimizer state by dp, stage 2 also the gradients, stage 3 also the weights.",

@@ -18,14 +18,14 @@ def _form(signature: str, what: str) -> str:
 
 EXERCISES = [
     KernelExercise(
-        "09.1", task="map",
+        "09.1", task="map", concepts=("guards",),
         form=_form("map_kernel(a, out)", "writes out[i] = 10 * a[i] + 1, one thread per element"),
         hints=("The grid has more threads than the vector has elements: what must the extra ones do?",
                "cuda.grid(1) is blockIdx.x * blockDim.x + threadIdx.x, the element of this thread; "
                "a thread whose element is past the end must not touch memory at all.",
                "i = cuda.grid(1); compare i with out.size before the thread reads a or writes out.")),
     KernelExercise(
-        "09.2", task="zip",
+        "09.2", task="zip", concepts=("coalescing", "guards"),
         form=_form("zip_kernel(a, b, out)", "writes out[i] = a[i] + b[i], lane k of a warp on "
                    "element k of a run of 32"),
         hints=("Coalescing asks the 32 lanes of a warp for 32 neighbouring elements at once.",
@@ -33,14 +33,14 @@ EXERCISES = [
                "that spreads a warp's lanes across the vector touches one sector per lane.",
                "i = cuda.grid(1) and a guard; read a[i] and b[i] once each.")),
     KernelExercise(
-        "09.3", task="map2d",
+        "09.3", task="map2d", concepts=("guards",),
         form=_form("map2d_kernel(a, out)", "writes out[r, c] = a[r, c] + 1, with x along the columns"),
         hints=("Two sizes, two ways past the edge: the grid overshoots both the rows and the columns.",
                "cuda.grid(2) returns (x, y); x must follow the columns, the fast index of a row-major "
                "matrix, so that a warp reads one row segment.",
                "c, r = cuda.grid(2), then guard with r < a.shape[0] and c < a.shape[1] together.")),
     KernelExercise(
-        "09.4", task="outer",
+        "09.4", task="outer", concepts=("coalescing", "data-reuse"),
         form=_form("outer_kernel(a, b, out)", "writes out[r, c] = a[r] * b[c], with x along the columns"),
         hints=("Which index comes from x and which from y? The grid is sized for x along the columns.",
                "With x along the columns, a warp's lanes share one a[r] (a broadcast) and read "
@@ -48,7 +48,7 @@ EXERCISES = [
                "c, r = cuda.grid(2), guard on out.shape, then out[r, c] = a[r] * b[c] (a plain "
                "assignment: `+=` would read out too).")),
     KernelExercise(
-        "09.5", task="block_sum",
+        "09.5", task="block_sum", concepts=("shared-memory", "synchronization", "reductions"),
         form=_form("block_sum_kernel(a, out)", "writes out[b], the sum of the BLOCK elements "
                    "block b covers, by a tree reduction in shared memory"),
         hints=("Each step of the tree reads partial sums another thread wrote in the step before.",
@@ -58,7 +58,7 @@ EXERCISES = [
                "cuda.syncthreads() after the load and after every step of the while loop (outside "
                "the `if t < stride`), then thread 0 writes out[cuda.blockIdx.x].")),
     KernelExercise(
-        "09.6", task="dot",
+        "09.6", task="dot", concepts=("reductions",),
         form=_form("dot_kernel(a, b, out)", "adds sum(a * b) into out[0] with one cuda.atomic.add "
                    "per block"),
         hints=("Blocks cannot wait for each other; an atomic add is the one safe way for them to "
@@ -67,7 +67,7 @@ EXERCISES = [
                "per block has something to add.",
                "After the tree, `if t == 0: cuda.atomic.add(out, 0, partial[0])`.")),
     KernelExercise(
-        "09.7", task="copy",
+        "09.7", task="copy", concepts=("coalescing",),
         form=_form("copy_kernel(a, out)", "writes out[r, c] = a[r, c], consecutive threads on "
                    "consecutive columns"),
         hints=("Which way does memory run in a row-major matrix, and which way do a warp's lanes run?",
@@ -75,7 +75,7 @@ EXERCISES = [
                "writes 32 neighbouring addresses.",
                "c, r = cuda.grid(2) with a guard on both sizes.")),
     KernelExercise(
-        "09.8", task="transpose",
+        "09.8", task="transpose", concepts=("shared-memory", "coalescing"),
         form=_form("transpose_kernel(a, out)", "writes out[c, r] = a[r, c] through a TILE_T x TILE_T "
                    "shared tile, reading and writing along rows"),
         hints=("A direct out[c, r] = a[r, c] reads along rows of a but writes down a column of out: "
@@ -86,7 +86,7 @@ EXERCISES = [
                "Load a[by * TILE_T + ty, bx * TILE_T + tx] into tile[ty, tx]; after syncthreads "
                "write out[bx * TILE_T + ty, by * TILE_T + tx] from tile[tx, ty]; guard both.")),
     KernelExercise(
-        "09.9", task="transpose_padded",
+        "09.9", task="transpose_padded", concepts=("shared-memory",),
         form=_form("transpose_padded_kernel(a, out)", "transposes through a padded shared tile: "
                    "coalesced global access and no bank conflicts"),
         hints=("Bank = word index mod 32. Where do the 32 words that tile[tx, ty] names for "
@@ -96,7 +96,7 @@ EXERCISES = [
                "Allocate cuda.shared.array((TILE_T, TILE_T + 1), np.float32); nothing else changes "
                "from 09.8.")),
     KernelExercise(
-        "09.10", task="matmul",
+        "09.10", task="matmul", concepts=("data-reuse",),
         form=_form("matmul_kernel(a, b, out)", "writes out[i, j], the dot product of row i of a and "
                    "column j of b, with x along the columns j"),
         hints=("Each of the k multiply-adds of a dot product needs one element of a and one of b; "
@@ -106,7 +106,7 @@ EXERCISES = [
                "j, i = cuda.grid(2) and a guard on out.shape; inside it, a loop over p in "
                "range(a.shape[1]) that accumulates into acc, and one write of out[i, j] after it.")),
     KernelExercise(
-        "09.11", task="matmul_tiled",
+        "09.11", task="matmul_tiled", concepts=("data-reuse", "synchronization"),
         form=_form("matmul_tiled_kernel(a, b, out)", "computes a @ b with TILE x TILE tiles of a and "
                    "b staged in shared memory, with x along the columns of out"),
         hints=("Two barriers per step along k: one so that the tiles are complete before anyone "
@@ -118,7 +118,7 @@ EXERCISES = [
                "tile_b[ty, tx] from b[k0 + ty, j]; syncthreads; acc += tile_a[ty, p] * tile_b[p, tx] "
                "for p in range(TILE); syncthreads.")),
     KernelExercise(
-        "09.12", task="softmax",
+        "09.12", task="softmax", concepts=("reductions", "synchronization"),
         form=_form("softmax_kernel(x, out)", "writes the softmax of row r of x into row r of out, "
                    "one block of BLOCK threads per row"),
         hints=("Three passes over the row, each a strided loop c = t, t + BLOCK, ...: the maximum, "
@@ -129,7 +129,7 @@ EXERCISES = [
                "Before the second tree reuses the shared array, a cuda.syncthreads() must follow "
                "every thread's read of the maximum from element 0.")),
     KernelExercise(
-        "09.13", task="online_softmax",
+        "09.13", task="online_softmax", concepts=("reductions", "data-reuse"),
         form=_form("online_softmax_kernel(x, out)", "writes the row softmax reading x only twice, "
                    "one block of BLOCK threads per row"),
         hints=("Keep the running maximum and a running sum that is always relative to it; rescale "
