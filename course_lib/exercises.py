@@ -5,12 +5,19 @@
                                                         overwriting a file you changed
     python -m course_lib.exercises progress DIR         run DIR's exercise notebooks; which pass
     python -m course_lib.exercises nbgrader DIR         an nbgrader course source in DIR
+    python -m course_lib.exercises normalize [--check]  headers of notebooks/, exercises/ and
+                                                        solutions/ as JupyterLab saves them
 
 ``solutions/NN_<topic>.py`` is the single source. In each exercise cell the code between
 ``### BEGIN SOLUTION`` and ``### END SOLUTION`` is the answer; the lines after it call
 ``check("NN.k", ...)``. ``generate`` replaces each region (markers included) by one line,
 indented like the markers, that raises ``NotImplementedError("exercise NN.k: <task>")``;
-everything else is copied byte for byte.
+everything else is copied byte for byte, under the header JupyterLab writes (``LAB_HEADER``).
+
+Every lesson, exercise and solution is committed in the form JupyterLab's jupytext contents
+manager writes back when it saves the file (``LAB_HEADER``), so running a lesson and letting
+autosave work changes no byte of it. The workspace manifest records each file's cell content,
+not its bytes, so a learner's save without edits still counts as "not changed".
 """
 
 from __future__ import annotations
@@ -42,6 +49,11 @@ __all__ = [
     "ExerciseStatus",
     "progress",
     "build_nbgrader",
+    "LAB_KERNELSPEC",
+    "LAB_HEADER",
+    "lab_saved_text",
+    "normalize",
+    "content_hash",
     "main",
 ]
 
@@ -54,6 +66,28 @@ _CELL_START = re.compile(r"^# %%")
 _MARKDOWN_CELL = re.compile(r"^# %% \[(markdown|md)\]")
 MANIFEST_NAME = ".course_manifest.json"
 COURSE_ID = "gpu-ml-course"
+#: The folders whose ``NN_topic.py`` files are committed in the form JupyterLab saves them.
+COURSE_FOLDERS = ("notebooks", "exercises", "solutions")
+#: The kernel JupyterLab runs the course in: ipykernel's own ``python3`` kernelspec. On save,
+#: JupyterLab writes the running kernel's spec into the file's header.
+LAB_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+#: What jupytext keeps out of the header on save: ``text_representation`` records jupytext's own
+#: version, so each save by a newer jupytext would change the file. The filter sits in the header
+#: itself, so it applies wherever the file is opened (a workspace outside the repository too).
+LAB_METADATA_FILTER = "-jupytext.text_representation"
+#: The header every lesson, exercise and solution carries: exactly what jupytext writes back.
+LAB_HEADER = f"""\
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: {LAB_METADATA_FILTER}
+#   kernelspec:
+#     display_name: {LAB_KERNELSPEC["display_name"]}
+#     language: {LAB_KERNELSPEC["language"]}
+#     name: {LAB_KERNELSPEC["name"]}
+# ---
+"""
 
 
 class SolutionFormatError(ValueError):
@@ -82,15 +116,38 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, so a crash never leaves half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _file_mode(path: Path) -> int:
+    """The mode ``open(path, "w")`` would give: an existing file's own, else 0o666 less the umask."""
     try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, so a crash never leaves half a file.
+
+    The file gets the mode a plain write would give (the umask is respected), and an error names
+    ``path``, never the temporary file.
+    """
+    path = Path(path)
+    mode = _file_mode(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise type(exc)(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 
@@ -225,7 +282,9 @@ def _expected_exercises(root: Path) -> dict[str, bytes]:
     expected = {}
     for path in _lesson_files(root / "solutions"):
         text = path.read_text(encoding="utf-8")
-        expected[path.name] = make_exercise_text(text, f"solutions/{path.name}").encode("utf-8")
+        header, body = _split_header(make_exercise_text(text, f"solutions/{path.name}"))
+        # The header JupyterLab writes back, so a learner's save changes nothing.
+        expected[path.name] = (LAB_HEADER + (body if header else "\n" + body)).encode("utf-8")
     return expected
 
 
@@ -261,6 +320,62 @@ def generate(root=None, check: bool = False, out=print) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
+# normalize: the form JupyterLab saves
+# --------------------------------------------------------------------------------------------
+
+def _split_header(text: str) -> tuple[str, str]:
+    """(header, body) of a percent-format file; the header is empty when there is none."""
+    match = re.match(r"# ---\n(?:#.*\n)*?# ---\n", text)
+    return (match.group(), text[match.end():]) if match else ("", text)
+
+
+def lab_saved_text(text: str, kernelspec: dict | None = None) -> str:
+    """What JupyterLab's jupytext contents manager writes back when it saves ``text`` unedited.
+
+    The running kernel's spec (``kernelspec``, default ``LAB_KERNELSPEC``) goes into the header,
+    the rest is jupytext's percent format with the course's metadata filter.
+    """
+    import jupytext
+
+    nb = jupytext.reads(text, fmt="py:percent")
+    meta = nb.metadata.setdefault("jupytext", {})
+    meta.setdefault("formats", "py:percent")
+    meta["notebook_metadata_filter"] = LAB_METADATA_FILTER
+    nb.metadata["kernelspec"] = dict(kernelspec or LAB_KERNELSPEC)
+    return jupytext.writes(nb, fmt="py:percent")
+
+
+def _course_files(root: Path) -> list[Path]:
+    return [path for folder in COURSE_FOLDERS for path in _lesson_files(root / folder)]
+
+
+def normalize(root=None, check: bool = False, out=print) -> list[str]:
+    """Give every lesson, exercise and solution the header JupyterLab writes (``LAB_HEADER``).
+
+    Only header lines change: a body that a save would also rewrite is reported, never edited.
+    With ``check``, nothing is written. Returns the files whose header was (or would be) changed.
+    """
+    root = Path(root) if root is not None else _default_root()
+    changed = []
+    for path in _course_files(root):
+        relative = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        header, body = _split_header(text)
+        new_text = LAB_HEADER + body if header else LAB_HEADER + "\n" + body
+        if new_text != text:
+            changed.append(relative)
+            if not check:
+                _write_atomic(path, new_text.encode("utf-8"))
+                out(f"header: {relative}")
+        if lab_saved_text(new_text) != new_text:
+            out(f"note: JupyterLab would also rewrite the body of {relative} when saving it; "
+                f"compare it with `course_lib.exercises.lab_saved_text` and fix the cells")
+    if not changed and not check:
+        out(f"every header is as JupyterLab saves it ({len(_course_files(root))} files)")
+    return changed
+
+
+# --------------------------------------------------------------------------------------------
 # workspace
 # --------------------------------------------------------------------------------------------
 
@@ -271,6 +386,23 @@ class WorkspaceEntry:
     name: str
     action: str
     reason: str = ""
+
+
+def content_hash(data: bytes) -> str:
+    """A hash of a notebook's cells (type and source), blind to its header and to saving.
+
+    JupyterLab rewrites the header (kernel name, jupytext metadata) when it saves a file, even
+    unedited; the cells are what a learner changes. A file jupytext cannot read as UTF-8 text is
+    hashed as raw bytes.
+    """
+    try:
+        import jupytext
+
+        nb = jupytext.reads(data.decode("utf-8"), fmt="py:percent")
+    except Exception:  # noqa: BLE001 - anything unreadable is compared byte for byte
+        return "bytes:" + _sha256(data)
+    cells = [[cell.cell_type, cell.source] for cell in nb.cells]
+    return "cells:" + _sha256(json.dumps(cells, ensure_ascii=False).encode("utf-8"))
 
 
 def _read_manifest(path: Path, out) -> dict:
@@ -290,9 +422,10 @@ def _read_manifest(path: Path, out) -> dict:
 def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
     """Copy exercises/ into ``dest``; never overwrite a file the learner changed.
 
-    A manifest (``dest/.course_manifest.json``) records the hash of every file this command
-    wrote. A file is replaced only when it still has the recorded hash (you never edited it);
-    otherwise it is skipped, and the reason is reported.
+    A manifest (``dest/.course_manifest.json``) records the cell content (``content_hash``) of
+    every file this command wrote. A file is replaced only when its cells are still as written
+    (you never edited it; saving it unedited in JupyterLab does not count); otherwise it is
+    skipped, and the reason is reported. Manifests that recorded raw-byte hashes still work.
     """
     root = Path(root) if root is not None else _default_root()
     dest = Path(dest)
@@ -311,7 +444,7 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
     entries = []
     for source in sources:
         data = source.read_bytes()
-        new_hash = _sha256(data)
+        new_hash = content_hash(data)
         target = dest / source.name
         if target.is_symlink() or (target.exists() and not target.is_file()):
             entries.append(WorkspaceEntry(source.name, "skipped", "it is not a plain file"))
@@ -321,11 +454,13 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
             recorded[source.name] = new_hash
             entries.append(WorkspaceEntry(source.name, "new"))
             continue
-        current_hash = _sha256(target.read_bytes())
+        current = target.read_bytes()
+        current_hash = content_hash(current)
+        as_written = recorded.get(source.name) in (current_hash, _sha256(current))  # old manifests: bytes
         if current_hash == new_hash:
             recorded[source.name] = new_hash
             entries.append(WorkspaceEntry(source.name, "unchanged"))
-        elif recorded.get(source.name) == current_hash:
+        elif as_written:
             _write_atomic(target, data)
             recorded[source.name] = new_hash
             entries.append(WorkspaceEntry(source.name, "updated", "a newer version; you had not edited it"))
@@ -336,8 +471,8 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
             entries.append(WorkspaceEntry(source.name, "skipped",
                                           "a file of that name was already there and this command did "
                                           "not write it; it is kept"))
-    manifest = {"about": "hashes of the files `course_lib.exercises workspace` wrote here; "
-                         "a file whose hash differs was edited and is never overwritten",
+    manifest = {"about": "hashes of the cells of the files `course_lib.exercises workspace` wrote "
+                         "here; a file whose cells differ was edited and is never overwritten",
                 "files": dict(sorted(recorded.items()))}
     _write_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
     for entry in entries:
@@ -563,6 +698,10 @@ def _parser() -> argparse.ArgumentParser:
     nbg.add_argument("dir", type=Path)
     nbg.add_argument("--lesson", action="append", default=None,
                      help="only this lesson (a solutions stem such as 04_roofline); repeatable")
+    norm = sub.add_parser("normalize", help="give notebooks/, exercises/ and solutions/ the header "
+                                            "JupyterLab writes when it saves them")
+    norm.add_argument("--check", action="store_true",
+                      help="write nothing; exit 1 and name the files whose header differs")
     return parser
 
 
@@ -584,6 +723,12 @@ def main(argv=None) -> int:
             progress(args.dir)
         elif args.command == "nbgrader":
             build_nbgrader(args.dir, args.root, lessons=args.lesson)
+        elif args.command == "normalize":
+            changed = normalize(args.root, check=args.check)
+            if args.check and changed:
+                print("headers differ from what JupyterLab saves; run `python -m course_lib.exercises "
+                      "normalize`. Files: " + ", ".join(changed), file=sys.stderr)
+                return 1
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
