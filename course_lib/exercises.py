@@ -3,7 +3,7 @@
     python -m course_lib.exercises generate [--check]   exercises/ from solutions/
     python -m course_lib.exercises workspace DIR        copy the exercises into DIR, never
                                                         overwriting a file you changed
-    python -m course_lib.exercises progress DIR         run DIR's exercise notebooks; which pass
+    python -m course_lib.exercises progress DIR [--timeout S]  run DIR's exercise notebooks; which pass
     python -m course_lib.exercises nbgrader DIR         an nbgrader course source in DIR
     python -m course_lib.exercises normalize [--check]  headers of notebooks/, exercises/ and
                                                         solutions/ as JupyterLab saves them
@@ -48,6 +48,7 @@ __all__ = [
     "execute_notebook",
     "ExerciseStatus",
     "progress",
+    "DEFAULT_TIMEOUT_S",
     "build_nbgrader",
     "LAB_KERNELSPEC",
     "LAB_HEADER",
@@ -489,6 +490,11 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
 # Executing notebooks: progress
 # --------------------------------------------------------------------------------------------
 
+#: Seconds ``progress`` gives each notebook's cells, all together (the kernel's start not counted).
+DEFAULT_TIMEOUT_S = 120
+MAX_TIMEOUT_S = 24 * 3600
+
+
 @dataclass(frozen=True)
 class CellOutcome:
     """One executed code cell: its index among all cells, the ids it checks, and any error."""
@@ -500,32 +506,69 @@ class CellOutcome:
     error_value: str | None
 
 
-def execute_notebook(path, timeout: int = 120, cwd=None) -> list[CellOutcome]:
-    """Run every code cell of a jupytext (or .ipynb) notebook in a fresh kernel, errors allowed."""
-    import jupytext
+def _exercise_ids(source: str) -> tuple:
+    return tuple(dict.fromkeys(m.group(2) for m in _CHECK_CALL.finditer(source)))
+
+
+def _outcome(index: int, cell) -> CellOutcome:
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    return CellOutcome(index, cell.source, _exercise_ids(cell.source),
+                       errors[0]["ename"] if errors else None,
+                       errors[0]["evalue"] if errors else None)
+
+
+def _check_timeout(timeout) -> float:
+    from ._validate import check_number
+
+    return check_number("timeout", timeout, min_value=0, allow_min=False, max_value=MAX_TIMEOUT_S)
+
+
+def _client(nb, path: Path, timeout: float, cwd, started: list):
+    """An nbclient that gives the notebook's cells ``timeout`` seconds in all and records, in
+    ``started``, the index of each code cell as it starts."""
+    import time
+
     from nbclient import NotebookClient
 
+    deadline = []
+
+    def remaining(cell) -> float:
+        if not deadline:                       # the clock starts with the first cell
+            deadline.append(time.monotonic() + timeout)
+        return max(0.05, deadline[0] - time.monotonic())   # never 0: nbclient reads 0 as "no limit"
+
+    def on_execute(cell, cell_index, **kwargs):
+        started.append(cell_index)
+
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    return NotebookClient(nb, timeout=max(1, int(timeout)), timeout_func=remaining, kernel_name=kernel,
+                          allow_errors=True, shutdown_kernel="immediate", on_cell_execute=on_execute,
+                          resources={"metadata": {"path": str(cwd or path.parent)}})
+
+
+def execute_notebook(path, timeout: float = DEFAULT_TIMEOUT_S, cwd=None) -> list[CellOutcome]:
+    """Run every code cell of a jupytext (or .ipynb) notebook in a fresh kernel, errors allowed.
+
+    ``timeout`` (seconds, > 0) bounds all the cells together; running past it raises nbclient's
+    ``CellTimeoutError``, and a kernel that dies raises ``DeadKernelError``.
+    """
+    import jupytext
+
+    timeout = _check_timeout(timeout)
     path = Path(path)
     nb = jupytext.read(path)
-    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, allow_errors=True,
-                            resources={"metadata": {"path": str(cwd or path.parent)}})
-    client.execute(stderr=subprocess.DEVNULL)   # the kernel's own start-up warnings are noise here
-    outcomes = []
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        ids = tuple(dict.fromkeys(m.group(2) for m in _CHECK_CALL.finditer(cell.source)))
-        outcomes.append(CellOutcome(index, cell.source, ids,
-                                    errors[0]["ename"] if errors else None,
-                                    errors[0]["evalue"] if errors else None))
-    return outcomes
+    _client(nb, path, timeout, cwd, []).execute(stderr=subprocess.DEVNULL)  # kernel start-up noise
+    return [_outcome(i, cell) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
 
 
 @dataclass(frozen=True)
 class ExerciseStatus:
-    """An exercise's state in a workspace: 'pass', 'fail' or 'not attempted'."""
+    """An exercise's state in a workspace.
+
+    'pass', 'fail', 'not attempted', 'not run' (an earlier cell timed out or crashed the kernel),
+    'timed out' or 'crashed' (its own cell did). A notebook that could not be checked at all
+    ('unreadable', 'timed out', 'crashed' before any exercise) has one entry with an empty id.
+    """
 
     notebook: str
     exercise_id: str
@@ -533,13 +576,97 @@ class ExerciseStatus:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class _NotebookRun:
+    outcomes: list            # CellOutcome of every code cell that finished
+    problem: str | None       # None, 'timed out', 'crashed' or 'unreadable'
+    message: str = ""
+    stopped_cell: int | None = None
+    unrun_ids: tuple = ()     # exercises in the cells that never finished
+    stopped_ids: tuple = ()   # those of them checked in the cell that was running
+
+
+def _run_for_progress(path: Path, timeout: float) -> _NotebookRun:
+    """Run one notebook, turning every way it can stop into a result; never raises for the file."""
+    import jupytext
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        return _NotebookRun([], "unreadable", f"not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); "
+                                              f"open it in an editor and save it with UTF-8 encoding")
+    except OSError as exc:
+        return _NotebookRun([], "unreadable", f"cannot read it ({exc.strerror or exc})")
+    try:
+        nb = jupytext.reads(text, fmt="py:percent")
+    except Exception as exc:  # noqa: BLE001 - any parse failure is reported for this file only
+        return _NotebookRun([], "unreadable", f"not a notebook jupytext can read ({_first_line(str(exc))})")
+    started: list = []
+    problem = message = None
+    try:
+        _client(nb, path, timeout, None, started).execute(stderr=subprocess.DEVNULL)
+    except CellTimeoutError:
+        problem = "timed out"
+        message = (f"still running after {timeout:g} s (an endless loop, or too much work?); "
+                   f"the cells after it did not run")
+    except DeadKernelError:
+        problem = "crashed"
+        message = ("the Python kernel stopped (os._exit, a crash in compiled code, or out of memory); "
+                   "the cells after it did not run")
+    except Exception as exc:  # noqa: BLE001 - a kernel that cannot start, a lost connection...
+        problem = "crashed"
+        message = f"could not run it: {_first_line(str(exc)) or type(exc).__name__}"
+    code = [(i, cell) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
+    if problem is None:
+        return _NotebookRun([_outcome(i, cell) for i, cell in code], None)
+    stopped = started[-1] if started else None
+    done = [(i, cell) for i, cell in code if stopped is not None and i < stopped]
+    unrun = tuple(dict.fromkeys(x for i, cell in code if stopped is None or i >= stopped
+                                for x in _exercise_ids(cell.source)))
+    stopped_ids = _exercise_ids(nb.cells[stopped].source) if stopped is not None else ()
+    return _NotebookRun([_outcome(i, cell) for i, cell in done], problem, message, stopped, unrun,
+                        stopped_ids)
+
+
 def _first_line(text: str | None, limit: int = 100) -> str:
     line = (text or "").strip().split("\n")[0]
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def progress(dest, out=print, timeout: int = 120) -> list[ExerciseStatus]:
-    """Execute each exercise notebook in ``dest`` and report every exercise's state."""
+#: Added to a NameError: the file passed in the learner's kernel, where an old cell defined it.
+FRESH_KERNEL_NOTE = ("passes in your notebook? progress runs the file top to bottom in a fresh kernel, "
+                     "where a name from a deleted or unrun cell does not exist: define it in a cell above")
+
+
+def _error_detail(name: str, value: str | None) -> str:
+    detail = f"{name}: {_first_line(value)}"
+    return f"{detail}; {FRESH_KERNEL_NOTE}" if name in ("NameError", "UnboundLocalError") else detail
+
+
+def _cell_statuses(notebook: str, cell: CellOutcome) -> list[ExerciseStatus]:
+    statuses = []
+    for ex_id in cell.exercise_ids:
+        if cell.error_name is None:
+            statuses.append(ExerciseStatus(notebook, ex_id, "pass"))
+        elif cell.error_name == "NotImplementedError":
+            statuses.append(ExerciseStatus(notebook, ex_id, "not attempted"))
+        else:
+            statuses.append(ExerciseStatus(notebook, ex_id, "fail",
+                                           _error_detail(cell.error_name, cell.error_value)))
+    return statuses
+
+
+def progress(dest, out=print, timeout: float = DEFAULT_TIMEOUT_S) -> list[ExerciseStatus]:
+    """Execute each exercise notebook in ``dest`` and report every exercise's state.
+
+    Each notebook runs in a fresh kernel, its cells given ``timeout`` seconds in all (> 0). A
+    notebook that runs past it, crashes its kernel or cannot be read is reported, by name, and
+    the others are still checked; a summary ends the report.
+    """
+    timeout = _check_timeout(timeout)
     dest = Path(dest)
     if not dest.is_dir():
         raise NotADirectoryError(f"{str(dest)!r} is not a folder: make one with "
@@ -548,30 +675,45 @@ def progress(dest, out=print, timeout: int = 120) -> list[ExerciseStatus]:
     if not notebooks:
         raise FileNotFoundError(f"no exercise notebooks (NN_topic.py) in {dest}: make them with "
                                 f"`python -m course_lib.exercises workspace {dest}`")
+    out(f"Each file runs top to bottom in a fresh kernel (as Kernel > Restart Kernel and Run All "
+        f"Cells does), {timeout:g} s at most per file.")
     statuses = []
+    problems = {}
     for number, notebook in enumerate(notebooks, 1):
         out(f"[{number}/{len(notebooks)}] {notebook.name}")     # each notebook takes seconds: show where we are
-        outcomes = execute_notebook(notebook, timeout=timeout)
-        for cell in outcomes:
-            if not cell.exercise_ids:
-                if cell.error_name:
-                    out(f"  note: cell {cell.index + 1} (not an exercise) raised {cell.error_name}: "
-                        f"{_first_line(cell.error_value)}")
-                continue
-            for ex_id in cell.exercise_ids:
-                if cell.error_name is None:
-                    status = ExerciseStatus(notebook.name, ex_id, "pass")
-                elif cell.error_name == "NotImplementedError":
-                    status = ExerciseStatus(notebook.name, ex_id, "not attempted")
-                else:
-                    status = ExerciseStatus(notebook.name, ex_id, "fail",
-                                            f"{cell.error_name}: {_first_line(cell.error_value)}")
+        run = _run_for_progress(notebook, timeout)
+        for cell in run.outcomes:
+            if not cell.exercise_ids and cell.error_name:
+                out(f"  note: cell {cell.index + 1} (not an exercise) raised "
+                    f"{_error_detail(cell.error_name, cell.error_value)}")
+            for status in _cell_statuses(notebook.name, cell):
                 statuses.append(status)
                 detail = f"  ({status.detail})" if status.detail else ""
-                out(f"  {ex_id:6s} {status.status}{detail}")
-    counts = {s: sum(1 for x in statuses if x.status == s) for s in ("pass", "fail", "not attempted")}
-    out(f"{len(statuses)} exercises: {counts['pass']} pass, {counts['fail']} fail, "
-        f"{counts['not attempted']} not attempted")
+                out(f"  {status.exercise_id:6s} {status.status}{detail}")
+        if run.problem is None:
+            continue
+        problems[notebook.name] = run.problem
+        where = f"cell {run.stopped_cell + 1}: " if run.stopped_cell is not None else ""
+        out(f"  {run.problem}: {notebook.name}, {where}{run.message}")
+        if not run.unrun_ids:
+            statuses.append(ExerciseStatus(notebook.name, "", run.problem, run.message))
+        for ex_id in run.unrun_ids:
+            # The exercise whose own cell was running when it stopped gets the notebook's status.
+            own = ex_id in run.stopped_ids
+            status = ExerciseStatus(notebook.name, ex_id, run.problem if own else "not run", run.message)
+            statuses.append(status)
+            out(f"  {ex_id:6s} {status.status}")
+    if problems:
+        kinds = {k: sum(1 for v in problems.values() if v == k) for k in ("timed out", "crashed", "unreadable")}
+        out(f"{len(notebooks)} notebooks: {len(notebooks) - len(problems)} ran to the end, "
+            + ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
+            + " (" + ", ".join(f"{name} {kind}" for name, kind in problems.items()) + ")")
+    exercises_ = [s for s in statuses if s.exercise_id]
+    counts = {s: sum(1 for x in exercises_ if x.status == s)
+              for s in ("pass", "fail", "not attempted", "not run", "timed out", "crashed")}
+    extra = "".join(f", {n} {k}" for k, n in list(counts.items())[3:] if n)
+    out(f"{len(exercises_)} exercises: {counts['pass']} pass, {counts['fail']} fail, "
+        f"{counts['not attempted']} not attempted{extra}")
     return statuses
 
 
@@ -694,6 +836,10 @@ def _parser() -> argparse.ArgumentParser:
     ws.add_argument("dir", type=Path)
     pr = sub.add_parser("progress", help="run DIR's exercise notebooks and show which exercises pass")
     pr.add_argument("dir", type=Path)
+    pr.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                    help=f"seconds each notebook's cells may take in all (> 0; default "
+                         f"{DEFAULT_TIMEOUT_S}); a notebook still running then is reported as "
+                         f"timed out and the others are still checked")
     nbg = sub.add_parser("nbgrader", help="write an nbgrader course source into DIR")
     nbg.add_argument("dir", type=Path)
     nbg.add_argument("--lesson", action="append", default=None,
@@ -720,7 +866,7 @@ def main(argv=None) -> int:
         elif args.command == "workspace":
             make_workspace(args.dir, args.root)
         elif args.command == "progress":
-            progress(args.dir)
+            progress(args.dir, timeout=args.timeout)
         elif args.command == "nbgrader":
             build_nbgrader(args.dir, args.root, lessons=args.lesson)
         elif args.command == "normalize":
@@ -729,7 +875,7 @@ def main(argv=None) -> int:
                 print("headers differ from what JupyterLab saves; run `python -m course_lib.exercises "
                       "normalize`. Files: " + ", ".join(changed), file=sys.stderr)
                 return 1
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
