@@ -19,7 +19,7 @@ BRANCH ?= main
         lock test-latest lint-ci notebooks-ipynb site test-ipynb
 
 help:
-	@echo "make lab        start the course in JupyterLab (installs into $(VENV) first)"
+	@echo "make lab        start the course in JupyterLab on START.md (installs into $(VENV), makes $(DIR)/ first)"
 	@echo "make test       run unit tests and every notebook (installs first)"
 	@echo "make bench      time the suite, each lesson, the import and the widgets (BENCH_ARGS=--site: make site too)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
@@ -43,8 +43,11 @@ $(STAMP): pyproject.toml $(LOCK)
 
 install: $(STAMP)
 
+# Opens START.md (what to do first, where the workspace is, how checks work), after making the
+# learner's workspace $(DIR) (never overwrites a file they changed).
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir="$(CURDIR)" notebooks/04_roofline.py
+	@$(BIN)/python -m course_lib.exercises workspace --quiet $(DIR)
+	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir="$(CURDIR)" START.md
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax tests notebooks solutions
@@ -67,8 +70,9 @@ DIR ?= my_work
 workspace: $(STAMP)
 	$(BIN)/python -m course_lib.exercises workspace $(DIR)
 
+PROGRESS_TIMEOUT ?= 120
 progress: $(STAMP)
-	$(BIN)/python -m course_lib.exercises progress $(DIR)
+	$(BIN)/python -m course_lib.exercises progress $(DIR) --timeout $(PROGRESS_TIMEOUT)
 
 classroom: $(STAMP)
 	$(BIN)/python -m course_lib.exercises nbgrader build/classroom

@@ -834,6 +834,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="write nothing; exit 1 and name the files when exercises/ has drifted")
     ws = sub.add_parser("workspace", help="copy the exercises into DIR (never overwrites your edits)")
     ws.add_argument("dir", type=Path)
+    ws.add_argument("--quiet", action="store_true", help="name only the files written or skipped")
     pr = sub.add_parser("progress", help="run DIR's exercise notebooks and show which exercises pass")
     pr.add_argument("dir", type=Path)
     pr.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
@@ -864,7 +865,9 @@ def main(argv=None) -> int:
                     return 1
                 print("exercises/ matches solutions/")
         elif args.command == "workspace":
-            make_workspace(args.dir, args.root)
+            quiet = args.quiet
+            make_workspace(args.dir, args.root,
+                           out=lambda line: None if quiet and line.startswith("unchanged") else print(line))
         elif args.command == "progress":
             progress(args.dir, timeout=args.timeout)
         elif args.command == "nbgrader":
