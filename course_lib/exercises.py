@@ -771,15 +771,31 @@ def _nbgrader_notebook(path: Path):
 
 _NBGRADER_CONFIG = '''\
 # nbgrader configuration for the course, written by `python -m course_lib.exercises nbgrader`.
-# Run nbgrader from this folder: `nbgrader generate_assignment 04_roofline`, then collect
-# submissions and `nbgrader autograde 04_roofline`; see docs/instructors.md.
+# Run nbgrader from this folder (`make release`, `make collect`, `make autograde`, `make feedback`
+# from the repository do): see docs/instructors.md.
+import os
+import warnings
+
 c = get_config()  # noqa: F821 (provided by nbgrader when it reads this file)
 
+# This folder is the course: the gradebook (gradebook.db), source/, release/, submitted/... live here.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "{course_id}"
 c.CourseDirectory.source_directory = "source"
 # Lessons measure the machine they run on for about a second; allow slow shared servers.
 c.Execute.timeout = 300
+# The kernel's own start-up warnings (transport encryption) are noise in a grading log.
+c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+
+# nbgrader's gradebook uses SQLAlchemy in ways SQLAlchemy 2 warns about (SAWarning on every
+# autograde); the warnings say nothing about the submissions.
+try:
+    from sqlalchemy.exc import SAWarning
+except ImportError:
+    pass
+else:
+    warnings.filterwarnings("ignore", category=SAWarning)
 '''
 
 
