@@ -15,17 +15,18 @@ LATEST_VENV ?= .venv-latest
 REPO   ?= OWNER/REPO
 BRANCH ?= main
 
-.PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom clean \
+.PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
         lock test-latest lint-ci notebooks-ipynb site test-ipynb
 
 help:
-	@echo "make lab        start the course in JupyterLab (installs into $(VENV) first)"
+	@echo "make lab        start the course in JupyterLab on START.md (installs into $(VENV), makes $(DIR)/ first)"
 	@echo "make test       run unit tests and every notebook (installs first)"
 	@echo "make bench      time the suite, each lesson, the import and the widgets (BENCH_ARGS=--site: make site too)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make workspace  copy the exercises into DIR=my_work (never overwrites your changes)"
 	@echo "make progress   show which exercises in DIR=my_work pass"
-	@echo "make classroom  write an nbgrader course source to build/classroom"
+	@echo "make classroom  write an nbgrader course source to $(CLASSROOM)"
+	@echo "make release    LESSON=04_roofline: generate and release it (then collect, autograde, feedback, grades)"
 	@echo "make e2e        drive a real JupyterLab in headless Chromium"
 	@echo "make lock       write $(LOCK) from the packages in $(VENV)"
 	@echo "make test-latest  the same tests in $(LATEST_VENV) with the newest releases"
@@ -43,8 +44,11 @@ $(STAMP): pyproject.toml $(LOCK)
 
 install: $(STAMP)
 
+# Opens START.md (what to do first, where the workspace is, how checks work), after making the
+# learner's workspace $(DIR) (never overwrites a file they changed).
 lab: $(STAMP)
-	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir="$(CURDIR)" notebooks/04_roofline.py
+	@$(BIN)/python -m course_lib.exercises workspace --quiet $(DIR)
+	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir="$(CURDIR)" START.md
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax tests notebooks solutions
@@ -67,11 +71,42 @@ DIR ?= my_work
 workspace: $(STAMP)
 	$(BIN)/python -m course_lib.exercises workspace $(DIR)
 
+PROGRESS_TIMEOUT ?= 120
 progress: $(STAMP)
-	$(BIN)/python -m course_lib.exercises progress $(DIR)
+	$(BIN)/python -m course_lib.exercises progress $(DIR) --timeout $(PROGRESS_TIMEOUT)
+
+# ---- Instructor: the nbgrader cycle on a local course folder (docs/instructors.md) -------------
+# Nothing to activate: nbgrader runs its environment's `alembic`, so the venv's bin goes first on
+# PATH. Every command runs inside $(CLASSROOM), where the gradebook (gradebook.db) lives.
+# EXCHANGE is where released assignments and submissions pass; on a JupyterHub set it to the
+# hub's exchange (make release EXCHANGE=/srv/nbgrader/exchange).
+CLASSROOM ?= build/classroom
+LESSON    ?= 04_roofline
+EXCHANGE  ?= $(abspath $(CLASSROOM))/exchange
+NBGRADER   = cd "$(CLASSROOM)" && PATH="$(abspath $(BIN)):$$PATH" "$(abspath $(BIN))/nbgrader"
 
 classroom: $(STAMP)
-	$(BIN)/python -m course_lib.exercises nbgrader build/classroom
+	$(BIN)/python -m course_lib.exercises nbgrader $(CLASSROOM)
+
+release: classroom
+	$(NBGRADER) generate_assignment $(LESSON) --force
+	@mkdir -p -m 777 "$(EXCHANGE)"  # nbgrader wants an exchange every user can write to
+	$(NBGRADER) release_assignment $(LESSON) --force --Exchange.root="$(EXCHANGE)"
+
+collect: $(STAMP)
+	$(NBGRADER) collect $(LESSON) --Exchange.root="$(EXCHANGE)"
+
+autograde: $(STAMP)
+	$(NBGRADER) autograde $(LESSON)
+
+feedback: $(STAMP)
+	$(NBGRADER) generate_feedback $(LESSON)
+	$(NBGRADER) release_feedback $(LESSON) --Exchange.root="$(EXCHANGE)"
+
+grades: $(STAMP)
+	$(NBGRADER) export --to grades.csv
+	@echo "wrote $(CLASSROOM)/grades.csv"
+# ---- end of the instructor block ------------------------------------------------------------
 
 E2E_STAMP := $(VENV)/.installed-e2e
 $(E2E_STAMP): $(STAMP)

@@ -3,14 +3,21 @@
     python -m course_lib.exercises generate [--check]   exercises/ from solutions/
     python -m course_lib.exercises workspace DIR        copy the exercises into DIR, never
                                                         overwriting a file you changed
-    python -m course_lib.exercises progress DIR         run DIR's exercise notebooks; which pass
+    python -m course_lib.exercises progress DIR [--timeout S]  run DIR's exercise notebooks; which pass
     python -m course_lib.exercises nbgrader DIR         an nbgrader course source in DIR
+    python -m course_lib.exercises normalize [--check]  headers of notebooks/, exercises/ and
+                                                        solutions/ as JupyterLab saves them
 
 ``solutions/NN_<topic>.py`` is the single source. In each exercise cell the code between
 ``### BEGIN SOLUTION`` and ``### END SOLUTION`` is the answer; the lines after it call
 ``check("NN.k", ...)``. ``generate`` replaces each region (markers included) by one line,
 indented like the markers, that raises ``NotImplementedError("exercise NN.k: <task>")``;
-everything else is copied byte for byte.
+everything else is copied byte for byte, under the header JupyterLab writes (``LAB_HEADER``).
+
+Every lesson, exercise and solution is committed in the form JupyterLab's jupytext contents
+manager writes back when it saves the file (``LAB_HEADER``), so running a lesson and letting
+autosave work changes no byte of it. The workspace manifest records each file's cell content,
+not its bytes, so a learner's save without edits still counts as "not changed".
 """
 
 from __future__ import annotations
@@ -41,7 +48,13 @@ __all__ = [
     "execute_notebook",
     "ExerciseStatus",
     "progress",
+    "DEFAULT_TIMEOUT_S",
     "build_nbgrader",
+    "LAB_KERNELSPEC",
+    "LAB_HEADER",
+    "lab_saved_text",
+    "normalize",
+    "content_hash",
     "main",
 ]
 
@@ -54,6 +67,28 @@ _CELL_START = re.compile(r"^# %%")
 _MARKDOWN_CELL = re.compile(r"^# %% \[(markdown|md)\]")
 MANIFEST_NAME = ".course_manifest.json"
 COURSE_ID = "gpu-ml-course"
+#: The folders whose ``NN_topic.py`` files are committed in the form JupyterLab saves them.
+COURSE_FOLDERS = ("notebooks", "exercises", "solutions")
+#: The kernel JupyterLab runs the course in: ipykernel's own ``python3`` kernelspec. On save,
+#: JupyterLab writes the running kernel's spec into the file's header.
+LAB_KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+#: What jupytext keeps out of the header on save: ``text_representation`` records jupytext's own
+#: version, so each save by a newer jupytext would change the file. The filter sits in the header
+#: itself, so it applies wherever the file is opened (a workspace outside the repository too).
+LAB_METADATA_FILTER = "-jupytext.text_representation"
+#: The header every lesson, exercise and solution carries: exactly what jupytext writes back.
+LAB_HEADER = f"""\
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     notebook_metadata_filter: {LAB_METADATA_FILTER}
+#   kernelspec:
+#     display_name: {LAB_KERNELSPEC["display_name"]}
+#     language: {LAB_KERNELSPEC["language"]}
+#     name: {LAB_KERNELSPEC["name"]}
+# ---
+"""
 
 
 class SolutionFormatError(ValueError):
@@ -82,15 +117,38 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, so a crash never leaves half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _file_mode(path: Path) -> int:
+    """The mode ``open(path, "w")`` would give: an existing file's own, else 0o666 less the umask."""
     try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, so a crash never leaves half a file.
+
+    The file gets the mode a plain write would give (the umask is respected), and an error names
+    ``path``, never the temporary file.
+    """
+    path = Path(path)
+    mode = _file_mode(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise type(exc)(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 
@@ -225,7 +283,9 @@ def _expected_exercises(root: Path) -> dict[str, bytes]:
     expected = {}
     for path in _lesson_files(root / "solutions"):
         text = path.read_text(encoding="utf-8")
-        expected[path.name] = make_exercise_text(text, f"solutions/{path.name}").encode("utf-8")
+        header, body = _split_header(make_exercise_text(text, f"solutions/{path.name}"))
+        # The header JupyterLab writes back, so a learner's save changes nothing.
+        expected[path.name] = (LAB_HEADER + (body if header else "\n" + body)).encode("utf-8")
     return expected
 
 
@@ -261,6 +321,62 @@ def generate(root=None, check: bool = False, out=print) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
+# normalize: the form JupyterLab saves
+# --------------------------------------------------------------------------------------------
+
+def _split_header(text: str) -> tuple[str, str]:
+    """(header, body) of a percent-format file; the header is empty when there is none."""
+    match = re.match(r"# ---\n(?:#.*\n)*?# ---\n", text)
+    return (match.group(), text[match.end():]) if match else ("", text)
+
+
+def lab_saved_text(text: str, kernelspec: dict | None = None) -> str:
+    """What JupyterLab's jupytext contents manager writes back when it saves ``text`` unedited.
+
+    The running kernel's spec (``kernelspec``, default ``LAB_KERNELSPEC``) goes into the header,
+    the rest is jupytext's percent format with the course's metadata filter.
+    """
+    import jupytext
+
+    nb = jupytext.reads(text, fmt="py:percent")
+    meta = nb.metadata.setdefault("jupytext", {})
+    meta.setdefault("formats", "py:percent")
+    meta["notebook_metadata_filter"] = LAB_METADATA_FILTER
+    nb.metadata["kernelspec"] = dict(kernelspec or LAB_KERNELSPEC)
+    return jupytext.writes(nb, fmt="py:percent")
+
+
+def _course_files(root: Path) -> list[Path]:
+    return [path for folder in COURSE_FOLDERS for path in _lesson_files(root / folder)]
+
+
+def normalize(root=None, check: bool = False, out=print) -> list[str]:
+    """Give every lesson, exercise and solution the header JupyterLab writes (``LAB_HEADER``).
+
+    Only header lines change: a body that a save would also rewrite is reported, never edited.
+    With ``check``, nothing is written. Returns the files whose header was (or would be) changed.
+    """
+    root = Path(root) if root is not None else _default_root()
+    changed = []
+    for path in _course_files(root):
+        relative = path.relative_to(root).as_posix()
+        text = path.read_text(encoding="utf-8")
+        header, body = _split_header(text)
+        new_text = LAB_HEADER + body if header else LAB_HEADER + "\n" + body
+        if new_text != text:
+            changed.append(relative)
+            if not check:
+                _write_atomic(path, new_text.encode("utf-8"))
+                out(f"header: {relative}")
+        if lab_saved_text(new_text) != new_text:
+            out(f"note: JupyterLab would also rewrite the body of {relative} when saving it; "
+                f"compare it with `course_lib.exercises.lab_saved_text` and fix the cells")
+    if not changed and not check:
+        out(f"every header is as JupyterLab saves it ({len(_course_files(root))} files)")
+    return changed
+
+
+# --------------------------------------------------------------------------------------------
 # workspace
 # --------------------------------------------------------------------------------------------
 
@@ -271,6 +387,23 @@ class WorkspaceEntry:
     name: str
     action: str
     reason: str = ""
+
+
+def content_hash(data: bytes) -> str:
+    """A hash of a notebook's cells (type and source), blind to its header and to saving.
+
+    JupyterLab rewrites the header (kernel name, jupytext metadata) when it saves a file, even
+    unedited; the cells are what a learner changes. A file jupytext cannot read as UTF-8 text is
+    hashed as raw bytes.
+    """
+    try:
+        import jupytext
+
+        nb = jupytext.reads(data.decode("utf-8"), fmt="py:percent")
+    except Exception:  # noqa: BLE001 - anything unreadable is compared byte for byte
+        return "bytes:" + _sha256(data)
+    cells = [[cell.cell_type, cell.source] for cell in nb.cells]
+    return "cells:" + _sha256(json.dumps(cells, ensure_ascii=False).encode("utf-8"))
 
 
 def _read_manifest(path: Path, out) -> dict:
@@ -290,9 +423,10 @@ def _read_manifest(path: Path, out) -> dict:
 def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
     """Copy exercises/ into ``dest``; never overwrite a file the learner changed.
 
-    A manifest (``dest/.course_manifest.json``) records the hash of every file this command
-    wrote. A file is replaced only when it still has the recorded hash (you never edited it);
-    otherwise it is skipped, and the reason is reported.
+    A manifest (``dest/.course_manifest.json``) records the cell content (``content_hash``) of
+    every file this command wrote. A file is replaced only when its cells are still as written
+    (you never edited it; saving it unedited in JupyterLab does not count); otherwise it is
+    skipped, and the reason is reported. Manifests that recorded raw-byte hashes still work.
     """
     root = Path(root) if root is not None else _default_root()
     dest = Path(dest)
@@ -311,7 +445,7 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
     entries = []
     for source in sources:
         data = source.read_bytes()
-        new_hash = _sha256(data)
+        new_hash = content_hash(data)
         target = dest / source.name
         if target.is_symlink() or (target.exists() and not target.is_file()):
             entries.append(WorkspaceEntry(source.name, "skipped", "it is not a plain file"))
@@ -321,11 +455,13 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
             recorded[source.name] = new_hash
             entries.append(WorkspaceEntry(source.name, "new"))
             continue
-        current_hash = _sha256(target.read_bytes())
+        current = target.read_bytes()
+        current_hash = content_hash(current)
+        as_written = recorded.get(source.name) in (current_hash, _sha256(current))  # old manifests: bytes
         if current_hash == new_hash:
             recorded[source.name] = new_hash
             entries.append(WorkspaceEntry(source.name, "unchanged"))
-        elif recorded.get(source.name) == current_hash:
+        elif as_written:
             _write_atomic(target, data)
             recorded[source.name] = new_hash
             entries.append(WorkspaceEntry(source.name, "updated", "a newer version; you had not edited it"))
@@ -336,8 +472,8 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
             entries.append(WorkspaceEntry(source.name, "skipped",
                                           "a file of that name was already there and this command did "
                                           "not write it; it is kept"))
-    manifest = {"about": "hashes of the files `course_lib.exercises workspace` wrote here; "
-                         "a file whose hash differs was edited and is never overwritten",
+    manifest = {"about": "hashes of the cells of the files `course_lib.exercises workspace` wrote "
+                         "here; a file whose cells differ was edited and is never overwritten",
                 "files": dict(sorted(recorded.items()))}
     _write_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
     for entry in entries:
@@ -354,6 +490,11 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
 # Executing notebooks: progress
 # --------------------------------------------------------------------------------------------
 
+#: Seconds ``progress`` gives each notebook's cells, all together (the kernel's start not counted).
+DEFAULT_TIMEOUT_S = 120
+MAX_TIMEOUT_S = 24 * 3600
+
+
 @dataclass(frozen=True)
 class CellOutcome:
     """One executed code cell: its index among all cells, the ids it checks, and any error."""
@@ -365,32 +506,69 @@ class CellOutcome:
     error_value: str | None
 
 
-def execute_notebook(path, timeout: int = 120, cwd=None) -> list[CellOutcome]:
-    """Run every code cell of a jupytext (or .ipynb) notebook in a fresh kernel, errors allowed."""
-    import jupytext
+def _exercise_ids(source: str) -> tuple:
+    return tuple(dict.fromkeys(m.group(2) for m in _CHECK_CALL.finditer(source)))
+
+
+def _outcome(index: int, cell) -> CellOutcome:
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    return CellOutcome(index, cell.source, _exercise_ids(cell.source),
+                       errors[0]["ename"] if errors else None,
+                       errors[0]["evalue"] if errors else None)
+
+
+def _check_timeout(timeout) -> float:
+    from ._validate import check_number
+
+    return check_number("timeout", timeout, min_value=0, allow_min=False, max_value=MAX_TIMEOUT_S)
+
+
+def _client(nb, path: Path, timeout: float, cwd, started: list):
+    """An nbclient that gives the notebook's cells ``timeout`` seconds in all and records, in
+    ``started``, the index of each code cell as it starts."""
+    import time
+
     from nbclient import NotebookClient
 
+    deadline = []
+
+    def remaining(cell) -> float:
+        if not deadline:                       # the clock starts with the first cell
+            deadline.append(time.monotonic() + timeout)
+        return max(0.05, deadline[0] - time.monotonic())   # never 0: nbclient reads 0 as "no limit"
+
+    def on_execute(cell, cell_index, **kwargs):
+        started.append(cell_index)
+
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    return NotebookClient(nb, timeout=max(1, int(timeout)), timeout_func=remaining, kernel_name=kernel,
+                          allow_errors=True, shutdown_kernel="immediate", on_cell_execute=on_execute,
+                          resources={"metadata": {"path": str(cwd or path.parent)}})
+
+
+def execute_notebook(path, timeout: float = DEFAULT_TIMEOUT_S, cwd=None) -> list[CellOutcome]:
+    """Run every code cell of a jupytext (or .ipynb) notebook in a fresh kernel, errors allowed.
+
+    ``timeout`` (seconds, > 0) bounds all the cells together; running past it raises nbclient's
+    ``CellTimeoutError``, and a kernel that dies raises ``DeadKernelError``.
+    """
+    import jupytext
+
+    timeout = _check_timeout(timeout)
     path = Path(path)
     nb = jupytext.read(path)
-    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel, allow_errors=True,
-                            resources={"metadata": {"path": str(cwd or path.parent)}})
-    client.execute(stderr=subprocess.DEVNULL)   # the kernel's own start-up warnings are noise here
-    outcomes = []
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-        ids = tuple(dict.fromkeys(m.group(2) for m in _CHECK_CALL.finditer(cell.source)))
-        outcomes.append(CellOutcome(index, cell.source, ids,
-                                    errors[0]["ename"] if errors else None,
-                                    errors[0]["evalue"] if errors else None))
-    return outcomes
+    _client(nb, path, timeout, cwd, []).execute(stderr=subprocess.DEVNULL)  # kernel start-up noise
+    return [_outcome(i, cell) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
 
 
 @dataclass(frozen=True)
 class ExerciseStatus:
-    """An exercise's state in a workspace: 'pass', 'fail' or 'not attempted'."""
+    """An exercise's state in a workspace.
+
+    'pass', 'fail', 'not attempted', 'not run' (an earlier cell timed out or crashed the kernel),
+    'timed out' or 'crashed' (its own cell did). A notebook that could not be checked at all
+    ('unreadable', 'timed out', 'crashed' before any exercise) has one entry with an empty id.
+    """
 
     notebook: str
     exercise_id: str
@@ -398,13 +576,97 @@ class ExerciseStatus:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class _NotebookRun:
+    outcomes: list            # CellOutcome of every code cell that finished
+    problem: str | None       # None, 'timed out', 'crashed' or 'unreadable'
+    message: str = ""
+    stopped_cell: int | None = None
+    unrun_ids: tuple = ()     # exercises in the cells that never finished
+    stopped_ids: tuple = ()   # those of them checked in the cell that was running
+
+
+def _run_for_progress(path: Path, timeout: float) -> _NotebookRun:
+    """Run one notebook, turning every way it can stop into a result; never raises for the file."""
+    import jupytext
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        return _NotebookRun([], "unreadable", f"not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}); "
+                                              f"open it in an editor and save it with UTF-8 encoding")
+    except OSError as exc:
+        return _NotebookRun([], "unreadable", f"cannot read it ({exc.strerror or exc})")
+    try:
+        nb = jupytext.reads(text, fmt="py:percent")
+    except Exception as exc:  # noqa: BLE001 - any parse failure is reported for this file only
+        return _NotebookRun([], "unreadable", f"not a notebook jupytext can read ({_first_line(str(exc))})")
+    started: list = []
+    problem = message = None
+    try:
+        _client(nb, path, timeout, None, started).execute(stderr=subprocess.DEVNULL)
+    except CellTimeoutError:
+        problem = "timed out"
+        message = (f"still running after {timeout:g} s (an endless loop, or too much work?); "
+                   f"the cells after it did not run")
+    except DeadKernelError:
+        problem = "crashed"
+        message = ("the Python kernel stopped (os._exit, a crash in compiled code, or out of memory); "
+                   "the cells after it did not run")
+    except Exception as exc:  # noqa: BLE001 - a kernel that cannot start, a lost connection...
+        problem = "crashed"
+        message = f"could not run it: {_first_line(str(exc)) or type(exc).__name__}"
+    code = [(i, cell) for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
+    if problem is None:
+        return _NotebookRun([_outcome(i, cell) for i, cell in code], None)
+    stopped = started[-1] if started else None
+    done = [(i, cell) for i, cell in code if stopped is not None and i < stopped]
+    unrun = tuple(dict.fromkeys(x for i, cell in code if stopped is None or i >= stopped
+                                for x in _exercise_ids(cell.source)))
+    stopped_ids = _exercise_ids(nb.cells[stopped].source) if stopped is not None else ()
+    return _NotebookRun([_outcome(i, cell) for i, cell in done], problem, message, stopped, unrun,
+                        stopped_ids)
+
+
 def _first_line(text: str | None, limit: int = 100) -> str:
     line = (text or "").strip().split("\n")[0]
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def progress(dest, out=print, timeout: int = 120) -> list[ExerciseStatus]:
-    """Execute each exercise notebook in ``dest`` and report every exercise's state."""
+#: Added to a NameError: the file passed in the learner's kernel, where an old cell defined it.
+FRESH_KERNEL_NOTE = ("passes in your notebook? progress runs the file top to bottom in a fresh kernel, "
+                     "where a name from a deleted or unrun cell does not exist: define it in a cell above")
+
+
+def _error_detail(name: str, value: str | None) -> str:
+    detail = f"{name}: {_first_line(value)}"
+    return f"{detail}; {FRESH_KERNEL_NOTE}" if name in ("NameError", "UnboundLocalError") else detail
+
+
+def _cell_statuses(notebook: str, cell: CellOutcome) -> list[ExerciseStatus]:
+    statuses = []
+    for ex_id in cell.exercise_ids:
+        if cell.error_name is None:
+            statuses.append(ExerciseStatus(notebook, ex_id, "pass"))
+        elif cell.error_name == "NotImplementedError":
+            statuses.append(ExerciseStatus(notebook, ex_id, "not attempted"))
+        else:
+            statuses.append(ExerciseStatus(notebook, ex_id, "fail",
+                                           _error_detail(cell.error_name, cell.error_value)))
+    return statuses
+
+
+def progress(dest, out=print, timeout: float = DEFAULT_TIMEOUT_S) -> list[ExerciseStatus]:
+    """Execute each exercise notebook in ``dest`` and report every exercise's state.
+
+    Each notebook runs in a fresh kernel, its cells given ``timeout`` seconds in all (> 0). A
+    notebook that runs past it, crashes its kernel or cannot be read is reported, by name, and
+    the others are still checked; a summary ends the report.
+    """
+    timeout = _check_timeout(timeout)
     dest = Path(dest)
     if not dest.is_dir():
         raise NotADirectoryError(f"{str(dest)!r} is not a folder: make one with "
@@ -413,35 +675,50 @@ def progress(dest, out=print, timeout: int = 120) -> list[ExerciseStatus]:
     if not notebooks:
         raise FileNotFoundError(f"no exercise notebooks (NN_topic.py) in {dest}: make them with "
                                 f"`python -m course_lib.exercises workspace {dest}`")
+    out(f"Each file runs top to bottom in a fresh kernel (as Kernel > Restart Kernel and Run All "
+        f"Cells does), {timeout:g} s at most per file.")
     statuses = []
+    problems = {}
     for number, notebook in enumerate(notebooks, 1):
         out(f"[{number}/{len(notebooks)}] {notebook.name}")     # each notebook takes seconds: show where we are
-        outcomes = execute_notebook(notebook, timeout=timeout)
-        for cell in outcomes:
-            if not cell.exercise_ids:
-                if cell.error_name:
-                    out(f"  note: cell {cell.index + 1} (not an exercise) raised {cell.error_name}: "
-                        f"{_first_line(cell.error_value)}")
-                continue
-            for ex_id in cell.exercise_ids:
-                if cell.error_name is None:
-                    status = ExerciseStatus(notebook.name, ex_id, "pass")
-                elif cell.error_name == "NotImplementedError":
-                    status = ExerciseStatus(notebook.name, ex_id, "not attempted")
-                else:
-                    status = ExerciseStatus(notebook.name, ex_id, "fail",
-                                            f"{cell.error_name}: {_first_line(cell.error_value)}")
+        run = _run_for_progress(notebook, timeout)
+        for cell in run.outcomes:
+            if not cell.exercise_ids and cell.error_name:
+                out(f"  note: cell {cell.index + 1} (not an exercise) raised "
+                    f"{_error_detail(cell.error_name, cell.error_value)}")
+            for status in _cell_statuses(notebook.name, cell):
                 statuses.append(status)
                 detail = f"  ({status.detail})" if status.detail else ""
-                out(f"  {ex_id:6s} {status.status}{detail}")
+                out(f"  {status.exercise_id:6s} {status.status}{detail}")
+        if run.problem is None:
+            continue
+        problems[notebook.name] = run.problem
+        where = f"cell {run.stopped_cell + 1}: " if run.stopped_cell is not None else ""
+        out(f"  {run.problem}: {notebook.name}, {where}{run.message}")
+        if not run.unrun_ids:
+            statuses.append(ExerciseStatus(notebook.name, "", run.problem, run.message))
+        for ex_id in run.unrun_ids:
+            # The exercise whose own cell was running when it stopped gets the notebook's status.
+            own = ex_id in run.stopped_ids
+            status = ExerciseStatus(notebook.name, ex_id, run.problem if own else "not run", run.message)
+            statuses.append(status)
+            out(f"  {ex_id:6s} {status.status}")
+    if problems:
+        kinds = {k: sum(1 for v in problems.values() if v == k) for k in ("timed out", "crashed", "unreadable")}
+        out(f"{len(notebooks)} notebooks: {len(notebooks) - len(problems)} ran to the end, "
+            + ", ".join(f"{n} {k}" for k, n in kinds.items() if n)
+            + " (" + ", ".join(f"{name} {kind}" for name, kind in problems.items()) + ")")
+    exercises_ = [s for s in statuses if s.exercise_id]
     try:                                  # the mastery map: per concept, passed / attempted / not
         from course_lib.mastery import concept_table
-        out(concept_table(statuses))
+        out(concept_table(exercises_))
     except Exception as exc:  # noqa: BLE001 - the map never hides the statuses
         out(f"(no concept table: {exc})")
-    counts = {s: sum(1 for x in statuses if x.status == s) for s in ("pass", "fail", "not attempted")}
-    out(f"{len(statuses)} exercises: {counts['pass']} pass, {counts['fail']} fail, "
-        f"{counts['not attempted']} not attempted")
+    counts = {s: sum(1 for x in exercises_ if x.status == s)
+              for s in ("pass", "fail", "not attempted", "not run", "timed out", "crashed")}
+    extra = "".join(f", {n} {k}" for k, n in list(counts.items())[3:] if n)
+    out(f"{len(exercises_)} exercises: {counts['pass']} pass, {counts['fail']} fail, "
+        f"{counts['not attempted']} not attempted{extra}")
     return statuses
 
 
@@ -499,15 +776,31 @@ def _nbgrader_notebook(path: Path):
 
 _NBGRADER_CONFIG = '''\
 # nbgrader configuration for the course, written by `python -m course_lib.exercises nbgrader`.
-# Run nbgrader from this folder: `nbgrader generate_assignment 04_roofline`, then collect
-# submissions and `nbgrader autograde 04_roofline`; see docs/instructors.md.
+# Run nbgrader from this folder (`make release`, `make collect`, `make autograde`, `make feedback`
+# from the repository do): see docs/instructors.md.
+import os
+import warnings
+
 c = get_config()  # noqa: F821 (provided by nbgrader when it reads this file)
 
+# This folder is the course: the gradebook (gradebook.db), source/, release/, submitted/... live here.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "{course_id}"
 c.CourseDirectory.source_directory = "source"
 # Lessons measure the machine they run on for about a second; allow slow shared servers.
 c.Execute.timeout = 300
+# The kernel's own start-up warnings (transport encryption) are noise in a grading log.
+c.Execute.extra_arguments = ["--IPKernelApp.log_level=ERROR"]
 c.ClearSolutions.code_stub = {{"python": "# YOUR CODE HERE\\nraise NotImplementedError()"}}
+
+# nbgrader's gradebook uses SQLAlchemy in ways SQLAlchemy 2 warns about (SAWarning on every
+# autograde); the warnings say nothing about the submissions.
+try:
+    from sqlalchemy.exc import SAWarning
+except ImportError:
+    pass
+else:
+    warnings.filterwarnings("ignore", category=SAWarning)
 '''
 
 
@@ -562,12 +855,21 @@ def _parser() -> argparse.ArgumentParser:
                      help="write nothing; exit 1 and name the files when exercises/ has drifted")
     ws = sub.add_parser("workspace", help="copy the exercises into DIR (never overwrites your edits)")
     ws.add_argument("dir", type=Path)
+    ws.add_argument("--quiet", action="store_true", help="name only the files written or skipped")
     pr = sub.add_parser("progress", help="run DIR's exercise notebooks and show which exercises pass")
     pr.add_argument("dir", type=Path)
+    pr.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                    help=f"seconds each notebook's cells may take in all (> 0; default "
+                         f"{DEFAULT_TIMEOUT_S}); a notebook still running then is reported as "
+                         f"timed out and the others are still checked")
     nbg = sub.add_parser("nbgrader", help="write an nbgrader course source into DIR")
     nbg.add_argument("dir", type=Path)
     nbg.add_argument("--lesson", action="append", default=None,
                      help="only this lesson (a solutions stem such as 04_roofline); repeatable")
+    norm = sub.add_parser("normalize", help="give notebooks/, exercises/ and solutions/ the header "
+                                            "JupyterLab writes when it saves them")
+    norm.add_argument("--check", action="store_true",
+                      help="write nothing; exit 1 and name the files whose header differs")
     return parser
 
 
@@ -584,12 +886,20 @@ def main(argv=None) -> int:
                     return 1
                 print("exercises/ matches solutions/")
         elif args.command == "workspace":
-            make_workspace(args.dir, args.root)
+            quiet = args.quiet
+            make_workspace(args.dir, args.root,
+                           out=lambda line: None if quiet and line.startswith("unchanged") else print(line))
         elif args.command == "progress":
-            progress(args.dir)
+            progress(args.dir, timeout=args.timeout)
         elif args.command == "nbgrader":
             build_nbgrader(args.dir, args.root, lessons=args.lesson)
-    except (OSError, ValueError) as exc:
+        elif args.command == "normalize":
+            changed = normalize(args.root, check=args.check)
+            if args.check and changed:
+                print("headers differ from what JupyterLab saves; run `python -m course_lib.exercises "
+                      "normalize`. Files: " + ", ".join(changed), file=sys.stderr)
+                return 1
+    except (OSError, ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -38,7 +38,11 @@ __all__ = ["ConceptMastery", "ClassMastery", "exercise_concepts", "concept_maste
 #: The three states, in the order tables and figures show them.
 STATES = ("passed", "attempted", "not attempted")
 _STATUS_OF = {"pass": "passed", "passed": "passed", "fail": "attempted", "failed": "attempted",
-              "attempted": "attempted", "not attempted": "not attempted"}
+              "attempted": "attempted", "not attempted": "not attempted",
+              # progress's statuses for a notebook it could not finish: the exercise whose cell was
+              # running was attempted; those after it never ran
+              "timed out": "attempted", "crashed": "attempted", "unreadable": "attempted",
+              "not run": "not attempted"}
 _GRADE_ID = re.compile(r"^ex-(\d{2})-(\d+[a-z]?)-check$")
 _MISCONCEPTION = re.compile(r"\[misconception: ([a-z0-9]+(?:-[a-z0-9]+)*)\]")
 

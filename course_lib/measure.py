@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from ._validate import check_int, check_number
-from .progress import Progress
+from .progress import progress_bar
 from .roofline import attainable_flops
 
 __all__ = [
@@ -184,7 +184,7 @@ def measure_machine(array_bytes: int | None = None, gemm_size: int = 1024, progr
     Memory roof: the best of copy, triad and in-place scale (:func:`measure_bandwidth`). Flat
     roof: the best FLOP/s of a ``gemm_size``^3 and a (``gemm_size``/2)^3 float32 matmul.
     """
-    with Progress(2, "measuring roofs", enabled=progress) as bar:
+    with progress_bar(2, "measuring roofs", enabled=progress) as bar:
         array_bytes = stream_array_bytes() if array_bytes is None else array_bytes
         copy_bw, triad_bw, scale_bw = measure_bandwidth(array_bytes, repeats, min_time_s)
         bar.update()
@@ -273,7 +273,7 @@ def measure_kernels(machine: MachineRoofline, n_stream: int | None = None, gemv_
     rng = np.random.default_rng(0) if rng is None else rng
     kernels = _kernels(n_stream, gemv_n, gemm_sizes, rng)
     results = []
-    with Progress(len(kernels), "timing kernels", enabled=progress) as bar:
+    with progress_bar(len(kernels), "timing kernels", enabled=progress) as bar:
         for name, flops, bytes_moved, fn in kernels:
             seconds = time_best(fn, repeats, min_time_s)
             predicted = attainable_flops(flops / bytes_moved, machine.peak_flops, machine.bandwidth_bytes_per_s)
@@ -331,7 +331,7 @@ def measure_gpu_machine(array_bytes: int = 2 ** 30, gemm_size: int = 8192, repea
             best = min(best, start.elapsed_time(end) / 1e3)
         return best
 
-    with Progress(3, "measuring GPU", enabled=progress) as bar:
+    with progress_bar(3, "measuring GPU", enabled=progress) as bar:
         n = array_bytes // 4
         src = torch.ones(n, dtype=torch.float32, device=device)
         dst = torch.empty_like(src)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_array, check_bool, check_int, check_number
-from .progress import Progress
+from .progress import progress_bar
 
 __all__ = ["CallOverhead", "fit_overhead_model", "robust_overhead_model", "measure_call_overhead",
            "size_for_fraction"]
@@ -94,7 +94,7 @@ def measure_call_overhead(max_log2_size=20, budget_s=0.4, progress=True) -> Call
     c = np.empty_like(a)
     share = budget / sizes.size
     best = np.empty(sizes.size)
-    with Progress(total=int(sizes.size), description="call overhead", enabled=show) as bar:
+    with progress_bar(int(sizes.size), "call overhead", enabled=show) as bar:
         for i, n in enumerate(sizes):
             x, y, z = a[:n], b[:n], c[:n]
             np.add(x, y, out=z)                      # warm-up

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from ._validate import check_array, check_int, check_number
-from .progress import Progress
+from .progress import progress_bar
 
 __all__ = [
     "DEFAULT_BANDWIDTH_SIZES",
@@ -85,7 +85,7 @@ def measure_bandwidth_ladder(sizes_bytes=DEFAULT_BANDWIDTH_SIZES, bytes_per_call
     repeats = check_int("repeats", repeats, min_value=1)
     buffer = np.ones(int(sizes[-1]) // 4, dtype=np.float32)   # float32: SIMD max, 4-byte elements
     out_bw = np.empty(sizes.size)
-    with Progress(total=int(sizes.size), description="bandwidth", enabled=progress) as bar:
+    with progress_bar(int(sizes.size), "bandwidth", enabled=progress) as bar:
         for k, size in enumerate(sizes):
             n = int(size) // 4
             reps = max(1, per_call // (4 * n))
@@ -132,7 +132,7 @@ def measure_latency_ladder(sizes_bytes=DEFAULT_LATENCY_SIZES, steps=10000, rng=N
     if rng is None:
         raise TypeError("rng must be a numpy.random.Generator (e.g. np.random.default_rng(0))")
     ns = np.empty(sizes.size)
-    with Progress(total=int(sizes.size), description="latency", enabled=progress) as bar:
+    with progress_bar(int(sizes.size), "latency", enabled=progress) as bar:
         for k, size in enumerate(sizes):
             nxt = random_cycle(int(size) // 8, rng, spacing=8)   # one slot per 64 B line
             view = memoryview(nxt)

@@ -1,12 +1,15 @@
 """Fixtures for the end-to-end test: a real JupyterLab server and Debian's Chromium.
 
 The server is started the way ``make lab`` starts it (the same ``jupyter lab`` from the
-environment, ``--allow-root`` when run as root, ``--port``, ``--ServerApp.root_dir`` and the first
-lesson as the file to open), plus what a test needs: ``--no-browser``, a free loopback port and a
-random token. JupyterLab's per-user settings and workspaces go to a temporary folder, so neither
-the tester's own ``~/.jupyter`` nor an earlier run changes what the test sees; the course's
-``overrides.json`` inside the environment (written by ``python -m course_lib.setup_lab``, as
-``make install`` does) still applies.
+environment, ``--allow-root`` when run as root, ``--port``, ``--ServerApp.root_dir`` and the start
+page as the file to open), plus what a test needs: ``--no-browser``, a free loopback port (from
+``COURSE_E2E_PORTS``, e.g. ``18800-18899``, when set) and a random token. JupyterLab's per-user
+settings and workspaces go to a temporary folder, so neither the tester's own ``~/.jupyter`` nor
+an earlier run changes what the test sees; the course's settings inside the environment (written
+by ``python -m course_lib.setup_lab``, as ``make install`` does: no news toast, the file browser's
+hidden files) apply as they do for a learner. The one difference: autosave runs every
+``AUTOSAVE_INTERVAL_S`` seconds instead of 120, so the test can wait past it and check that
+saving changed no file (``git status`` as it was before the test).
 
 The browser is Debian's ``/usr/bin/chromium``, driven by Python Playwright; no browser is ever
 downloaded. When Chromium or Playwright is missing the tests are skipped with the reason, unless
@@ -36,7 +39,7 @@ from pathlib import Path
 
 import pytest
 
-from _course import BUILD_DIR, FIRST_LESSON, ROOT
+from _course import AUTOSAVE_INTERVAL_S, BUILD_DIR, LANDING, ROOT, git_status
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -91,9 +94,20 @@ def _die_with_parent() -> None:
 
 
 def _free_loopback_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free port: the first in ``COURSE_E2E_PORTS`` ("18800-18899") when set, else any."""
+    span = os.environ.get("COURSE_E2E_PORTS", "").strip()
+    candidates = [0]
+    if span:
+        low, _, high = span.partition("-")
+        candidates = list(range(int(low), int(high or low) + 1))
+    for port in candidates:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    pytest.fail(f"no free port in COURSE_E2E_PORTS={span}", pytrace=False)
 
 
 @dataclass
@@ -138,14 +152,13 @@ class LabServer:
 
 
 def _write_user_settings(settings_dir: Path) -> None:
-    """No news or update prompts (a toast would cover the page), and no autosave.
+    """Autosave on, as for a learner, every ``AUTOSAVE_INTERVAL_S`` seconds.
 
-    Autosave (every 120 s by default) would write the executed notebook back into the lesson's
-    ``.py`` file, adding jupytext metadata to a file its author may be editing.
+    The news toast is off through the course's own settings (``setup_lab``), not here: the test
+    sees what a learner sees.
     """
     settings = {
-        ("apputils-extension", "notification"): {"fetchNews": "false", "checkForUpdates": False},
-        ("docmanager-extension", "plugin"): {"autosave": False},
+        ("docmanager-extension", "plugin"): {"autosave": True, "autosaveInterval": AUTOSAVE_INTERVAL_S},
     }
     for (package, plugin), values in settings.items():
         path = settings_dir / "@jupyterlab" / package / f"{plugin}.jupyterlab-settings"
@@ -154,21 +167,14 @@ def _write_user_settings(settings_dir: Path) -> None:
 
 
 SERVER_CONFIG = """\
-# Written by e2e/conftest.py: the test only reads the course.
-from tornado.web import HTTPError
-
-
-def _refuse_save(model, path, contents_manager, **kwargs):
-    raise HTTPError(403, f"the end-to-end test does not save files ({{path}})")
-
-
-c.FileContentsManager.pre_save_hook = _refuse_save
+# Written by e2e/conftest.py. Saves go through as for a learner (the test checks they change
+# nothing); checkpoints are kept out of the course tree.
 c.FileCheckpoints.checkpoint_dir = {checkpoints!r}  # not .ipynb_checkpoints/ next to the lessons
 """
 
 
 def _write_server_config(config_dir: Path, checkpoints: Path) -> None:
-    """Refuse every save and keep checkpoints out of the course tree."""
+    """Keep checkpoints out of the course tree."""
     config_dir.mkdir(parents=True, exist_ok=True)
     (config_dir / "jupyter_server_config.py").write_text(SERVER_CONFIG.format(checkpoints=str(checkpoints)))
 
@@ -200,7 +206,7 @@ def _stop(process: subprocess.Popen, server: LabServer | None) -> None:
 
 
 @pytest.fixture(scope="session")
-def lab(e2e_tools, tmp_path_factory):
+def lab(e2e_tools, tmp_path_factory, git_baseline):
     """Start JupyterLab as ``make lab`` does; stop it (and its kernels) at the end, always."""
     bin_dir = Path(sys.executable).parent
     jupyter = bin_dir / "jupyter"
@@ -227,8 +233,8 @@ def lab(e2e_tools, tmp_path_factory):
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")
     command += [f"--port={port}", f"--ServerApp.root_dir={ROOT}"]
-    if (ROOT / FIRST_LESSON).exists():
-        command.append(FIRST_LESSON)
+    if (ROOT / LANDING).exists():
+        command.append(LANDING)
     command += ["--no-browser", "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0",
                 f"--IdentityProvider.token={token}"]
 
@@ -305,6 +311,13 @@ def page(browser, lab):
 @pytest.fixture(scope="session")
 def timings():
     return TIMINGS
+
+
+
+@pytest.fixture(scope="session")
+def git_baseline():
+    """The tree's ``git status`` before the server ran anything: saving must leave it so."""
+    return git_status()
 
 
 def _format_table(rows: dict[str, dict]) -> str:

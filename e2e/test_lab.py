@@ -8,7 +8,14 @@ from the Run menu, waits for the kernel, and then checks what is on the screen:
 - every widget rendered (no "Loading widget..." or "Error displaying widget", no widget shown as
   its text repr), and every explorer shows a figure;
 - moving one control of the lesson's last explorer (``FigureExplorer``: controls above an image)
-  with the keyboard changes the figure's bytes.
+  with the keyboard changes the figure's bytes;
+- JupyterLab's autosave (on, every ``AUTOSAVE_INTERVAL_S`` seconds in the test) saves the run
+  lesson, and the save changes no byte: the lesson is as committed and ``git status`` of the
+  served tree is as it was before the test.
+
+Two more tests: the page ``make lab`` opens (START.md, rendered, linking to lesson 01, no news
+toast, no maintainers' files in the file browser), and a workspace file saved without edits
+(Ctrl+S) that ``make workspace`` still refreshes.
 
 A screenshot of the explorer after the move is saved as ``build/e2e/<lesson>.png`` (and
 ``<lesson>-failure.png`` when a check fails). The time to open, to run all cells and for the
@@ -18,14 +25,16 @@ widget to redraw is recorded per lesson.
 from __future__ import annotations
 
 import base64
+import difflib
 import re
+import shutil
 import time
 from pathlib import Path
 
 import jupytext
 import pytest
 
-from _course import BUILD_DIR, FIRST_LESSON, ROOT, lesson_paths
+from _course import AUTOSAVE_INTERVAL_S, BUILD_DIR, FIRST_LESSON, LANDING, ROOT, git_status, lesson_paths
 
 OPEN_TIMEOUT_S = 90
 RUN_TIMEOUT_S = 240
@@ -301,6 +310,22 @@ def _clipped_px(img) -> int:
     }""")
 
 
+def _wait_saved(path: Path, mtime_before: int, what: str, timeout_s: float) -> None:
+    """Wait until ``path`` has been written (its mtime moved), by autosave or Ctrl+S."""
+    deadline = time.monotonic() + timeout_s
+    while path.stat().st_mtime_ns == mtime_before:
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: {path.name} was not saved within {timeout_s:.0f} s", pytrace=False)
+        time.sleep(0.2)
+    time.sleep(0.5)  # the save has renamed its temporary file into place
+
+
+def _changed_text(path: Path, before: bytes) -> str:
+    diff = difflib.unified_diff(before.decode(errors="replace").splitlines(),
+                                path.read_text(errors="replace").splitlines(), "committed", "saved", lineterm="")
+    return "\n".join(list(diff)[:30])
+
+
 def _screenshot(page, target, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -328,7 +353,7 @@ def _save_dom(page, path: Path) -> None:
 # -------------------------------------------------------------------------------------------- tests
 
 @pytest.mark.parametrize("lesson", _lesson_params())
-def test_lesson_in_jupyterlab(lesson: Path, lab, page, timings):
+def test_lesson_in_jupyterlab(lesson: Path, lab, page, timings, git_baseline):
     name = lesson.stem
     row = timings.setdefault(name, {"status": "failed"})
     notebook = jupytext.read(lesson)
@@ -336,6 +361,7 @@ def test_lesson_in_jupyterlab(lesson: Path, lab, page, timings):
     n_code = sum(cell.cell_type == "code" for cell in notebook.cells)
     screenshot_target = None
     source_before = lesson.read_bytes()
+    mtime_before = lesson.stat().st_mtime_ns
     for stale in BUILD_DIR.glob(f"{name}-failure.*"):
         stale.unlink()
     try:
@@ -404,7 +430,17 @@ def test_lesson_in_jupyterlab(lesson: Path, lab, page, timings):
         # The screenshot shows what a learner sees: the explorer after the move, figure below controls.
         last.locator("img.widget-image").last.scroll_into_view_if_needed()
         _screenshot(page, None, BUILD_DIR / f"{name}.png")
-        _check(lesson.read_bytes() == source_before, f"{lesson.name} changed on disk while the test had it open")
+
+        # Autosave writes the run notebook back through jupytext: no byte may change.
+        start = time.perf_counter()
+        _wait_saved(lesson, mtime_before, f"autosave of {lesson.name}", 3 * AUTOSAVE_INTERVAL_S + 30)
+        row["autosave_s"] = round(time.perf_counter() - start, 2)
+        _check(lesson.read_bytes() == source_before,
+               f"{lesson.name}: JupyterLab's save changed the file:\n{_changed_text(lesson, source_before)}")
+        if git_baseline is not None:
+            status = git_status()
+            _check(status == git_baseline, f"git status of {ROOT} changed while {lesson.name} ran and was "
+                                           f"saved:\nbefore:\n{git_baseline}\nafter:\n{status}")
         row["status"] = "ok"
         row["browser_errors"] = [e for e in page.errors if "favicon" not in e][:10]
     except BaseException:
@@ -414,14 +450,57 @@ def test_lesson_in_jupyterlab(lesson: Path, lab, page, timings):
         raise
 
 
-def test_make_lab_lands_on_first_lesson(lab, page):
-    """The URL ``make lab`` prints opens the first lesson as a notebook, not in the editor."""
-    if not (ROOT / FIRST_LESSON).exists():
-        pytest.skip(f"{FIRST_LESSON} does not exist yet")
-    assert lab.landing_url, f"the server wrote no page to open {FIRST_LESSON}:\n{lab.log_tail()}"
-    assert lab.landing_url.split("?")[0].endswith(FIRST_LESSON), \
-        f"`make lab` would open {lab.landing_url}, not {FIRST_LESSON}"
+def test_make_lab_lands_on_the_start_page(lab, page):
+    """The URL ``make lab`` prints opens START.md rendered; its first link opens lesson 01 as a
+    notebook; no news toast; the file browser shows the course, not the maintainers' files."""
+    if not (ROOT / LANDING).exists():
+        pytest.skip(f"{LANDING} does not exist yet")
+    assert lab.landing_url, f"the server wrote no page to open {LANDING}:\n{lab.log_tail()}"
+    assert lab.landing_url.split("?")[0].endswith(LANDING), \
+        f"`make lab` would open {lab.landing_url}, not {LANDING}"
     page.goto(lab.landing_url, wait_until="domcontentloaded")
     page.wait_for_selector("#jp-main-dock-panel", timeout=OPEN_TIMEOUT_S * 1000)
+    rendered = page.locator("#jp-main-dock-panel .jp-RenderedMarkdown").first
+    rendered.wait_for(state="visible", timeout=OPEN_TIMEOUT_S * 1000)
+    assert "Start here" in rendered.inner_text(), "START.md is not shown rendered (Markdown Preview)"
+    link = rendered.locator(f"a[href*='{Path(FIRST_LESSON).name}']").first
+    time.sleep(3)  # the news toast, when on, appears a moment after the page loads
+    toasts = page.locator(".Toastify__toast").all_text_contents()
+    assert not [t for t in toasts if "news" in t.lower()], f"a news toast is shown: {toasts}"
+    listed = set(page.locator(".jp-FileBrowser .jp-DirListing-itemText").all_text_contents())
+    for hidden in ("course_lib", "tests", "tools", "e2e", "pyproject.toml"):
+        assert hidden not in listed, f"the file browser lists {hidden!r}: {sorted(listed)}"
+    assert {"notebooks", "exercises", "START.md"} <= listed, sorted(listed)
+    link.click()
     n_cells = len(jupytext.read(ROOT / FIRST_LESSON).cells)
     _wait_for_notebook(page, Path(FIRST_LESSON).name, n_cells)
+
+
+def test_a_workspace_file_saved_without_edits_is_still_refreshed(lab, page, tmp_path):
+    """Ctrl+S in an untouched exercise of the workspace: ``make workspace`` still updates it."""
+    from course_lib import exercises as ex
+
+    dest = ROOT / "build" / "e2e" / "workspace"    # inside the served tree, ignored by git
+    shutil.rmtree(dest, ignore_errors=True)
+    ex.make_workspace(dest, ROOT, out=lambda *a: None)
+    name = Path(FIRST_LESSON).name
+    path = dest / name
+    before, mtime_before = path.read_bytes(), path.stat().st_mtime_ns
+    page.goto(lab.url(f"/lab/tree/{dest.relative_to(ROOT).as_posix()}/{name}"), wait_until="domcontentloaded")
+    page.wait_for_selector("#jp-main-dock-panel", timeout=OPEN_TIMEOUT_S * 1000)
+    panel = _wait_for_notebook(page, name, len(jupytext.read(path).cells))
+    _wait_kernel_idle(page, panel, f"opening {name}", OPEN_TIMEOUT_S)
+    panel.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+s")
+    _wait_saved(path, mtime_before, f"Ctrl+S in {name}", 30)
+    _check(path.read_bytes() == before, f"saving {name} unedited changed it:\n{_changed_text(path, before)}")
+    # The course moves on: the untouched (saved) file is refreshed, not kept as the learner's.
+    newer = tmp_path / "course"
+    (newer / "exercises").mkdir(parents=True)
+    for source in (ROOT / "exercises").glob("[0-9][0-9]_*.py"):
+        text = source.read_text(encoding="utf-8")
+        (newer / "exercises" / source.name).write_text(text + "\n# %% [markdown]\n# A later note.\n",
+                                                       encoding="utf-8")
+    actions = {e.name: e.action for e in ex.make_workspace(dest, newer, out=lambda *a: None)}
+    _check(actions[name] == "updated", f"after a save without edits, make workspace did {actions[name]!r} "
+                                       f"with {name} instead of refreshing it")

@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -327,9 +328,11 @@ assert calls.rate_elements_per_s[0] < 0.01 * calls.rate_inf_elements_per_s
 # %% [markdown]
 # ## Exercises
 #
-# `exercises/01_throughput_latency.py` (answers in `solutions/01_throughput_latency.py`): predict a
+# `my_work/01_throughput_latency.py` (answers in `solutions/01_throughput_latency.py`): predict a
 # limiter, compute bytes in flight for a real accelerator, explore the simulator, and write the
 # occupancy rule for registers yourself.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -312,9 +313,11 @@ assert select_version.issued_per_warp[0] >= branch_version.issued_per_warp[0]
 # %% [markdown]
 # ## Exercises
 #
-# `exercises/02_simt_divergence.py` (answers in `solutions/02_simt_divergence.py`): predict which
+# `my_work/02_simt_divergence.py` (answers in `solutions/02_simt_divergence.py`): predict which
 # layout moves fewer bytes, compute a loop's efficiency, explore the warp width, and write the
 # sector counter yourself.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -445,9 +446,11 @@ assert faster_math / slow > 0.9
 # %% [markdown]
 # ## Exercises
 #
-# `exercises/03_memory_hierarchy.py` (answers in `solutions/03_memory_hierarchy.py`): predict a
+# `my_work/03_memory_hierarchy.py` (answers in `solutions/03_memory_hierarchy.py`): predict a
 # hit rate, time a tensor's trip down a real accelerator's ladder, explore the cache simulator,
 # and write the bank-conflict rule yourself.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -491,8 +492,10 @@ assert np.isclose(gain_train, 1.0)
 #
 # ## Exercises
 #
-# `exercises/04_roofline.py` (answers in `solutions/04_roofline.py`): predict before you compute,
+# `my_work/04_roofline.py` (answers in `solutions/04_roofline.py`): predict before you compute,
 # compute on a real accelerator, explore with the widget, and write the roofline yourself.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

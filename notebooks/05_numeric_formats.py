@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -474,9 +475,11 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 #
 # ## Exercises
 #
-# `exercises/05_numeric_formats.py` (answers in `solutions/05_numeric_formats.py`): predict which
+# `my_work/05_numeric_formats.py` (answers in `solutions/05_numeric_formats.py`): predict which
 # format loses the most gradients, compute a format's range, explore accumulation, and write a
 # per-block quantizer.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -439,9 +440,11 @@ assert one_mma.fma_instructions * one_mma.warp_size == 16 * 8 * 16
 #
 # ## Exercises
 #
-# `exercises/06_tiling_flashattention.py` (answers in `solutions/06_tiling_flashattention.py`):
+# `my_work/06_tiling_flashattention.py` (answers in `solutions/06_tiling_flashattention.py`):
 # predict what a bigger tile does, size a tile for a real GPU, count FlashAttention's traffic,
 # and write one step of the online softmax.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

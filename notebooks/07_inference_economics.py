@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -452,9 +453,11 @@ assert np.isclose(gain, h200.mem_bandwidth / h100.mem_bandwidth, rtol=1e-6)
 # %% [markdown]
 # ## Exercises
 #
-# `exercises/07_inference_economics.py` (answers in `solutions/07_inference_economics.py`):
+# `my_work/07_inference_economics.py` (answers in `solutions/07_inference_economics.py`):
 # predict whether decode is memory- or compute-bound, compute a training time and a cost per
 # million tokens, find a crossover batch, and write a KV-cache calculator.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -483,9 +484,11 @@ assert pipeline_bubble_fraction(16, 8) > 2 * pipeline_bubble_fraction(4, 8)
 #
 # ## Exercises
 #
-# `exercises/08_beyond_one_chip.py` (answers in `solutions/08_beyond_one_chip.py`): predict
+# `my_work/08_beyond_one_chip.py` (answers in `solutions/08_beyond_one_chip.py`): predict
 # which link tensor parallelism needs, cost an all-reduce on real hardware, count what a ring
 # sends, and write the ZeRO memory formula yourself.
+# `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
+# it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #

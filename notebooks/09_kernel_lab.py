@@ -2,8 +2,9 @@
 # jupyter:
 #   jupytext:
 #     formats: py:percent
+#     notebook_metadata_filter: -jupytext.text_representation
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -916,8 +917,8 @@ assert compulsory <= traced_bytes <= loads_bytes
 #
 # ## Exercises
 #
-# `exercises/09_kernel_lab.py` (answers in `solutions/09_kernel_lab.py`; `make workspace` copies
-# the exercises into your own folder): one puzzle per kernel task, from the map of section 2 to
+# `my_work/09_kernel_lab.py`, your own copy of the exercises (`make lab` makes it; answers in
+# `solutions/09_kernel_lab.py`): one puzzle per kernel task, from the map of section 2 to
 # the online softmax, with a vector add, an outer product and a dot product with one atomic per
 # block on the way. `check("09.1", map_kernel)` and its siblings run your kernel on two random
 # sizes that no block size divides: no fault, no race, every element right, and the puzzle's cost

@@ -5,7 +5,7 @@ import pytest
 
 from course_lib.measure import (KernelMeasurement, MachineRoofline, gpu_status, measure_bandwidth,
                                 measure_kernels, measure_matmul_flops, stream_array_bytes, time_best)
-from course_lib.progress import Progress
+from course_lib.progress import progress_bar
 
 
 def test_time_best_counts_calls():
@@ -44,7 +44,9 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="array_bytes"):
         measure_bandwidth(16)
     with pytest.raises(ValueError, match="total"):
-        Progress(-1)
+        progress_bar(-1)
+    with pytest.raises(TypeError, match="progress"):
+        progress_bar(3, "x", enabled="yes")
 
 
 def test_stream_arrays_exceed_cache():
@@ -56,12 +58,16 @@ def test_gpu_status_one_line():
     assert isinstance(ok, bool) and "\n" not in message and message
 
 
-def test_progress_text_mode(capsys):
-    with Progress(3, "x") as bar:
+def test_progress_text_mode_shows_count_and_rate(capsys):
+    with progress_bar(3, "x") as bar:
         for _ in range(3):
             bar.update()
-    assert bar.count == 3
-    assert "3/3" in capsys.readouterr().err
+    assert bar.n == 3
+    err = capsys.readouterr().err
+    assert "x: 100%" in err and "3/3" in err and "step/s" in err
+    with progress_bar(3, "quiet", enabled=False) as bar:
+        bar.update()
+    assert capsys.readouterr().err == ""
 
 
 def test_gpu_measurement_is_none_without_a_gpu():

@@ -24,6 +24,29 @@ def test_instructor_extensions_hidden_for_learners_and_shown_for_classrooms(tmp_
     assert json.loads(path.read_text())["disabledExtensions"] == {}
 
 
-def test_unknown_argument_is_refused():
-    with pytest.raises(SystemExit, match="--classroom"):
+def test_unknown_argument_is_refused(capsys):
+    with pytest.raises(SystemExit) as info:
         setup_lab.main(["--clasroom"])
+    assert info.value.code == 2 and "--clasroom" in capsys.readouterr().err
+
+
+def test_news_toast_off_and_markdown_rendered(tmp_path):
+    data = json.loads(setup_lab.write_overrides(tmp_path).read_text())
+    assert data["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    assert data["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Markdown Preview"
+
+
+def test_maintainers_files_hidden_from_the_file_browser_unless_asked(tmp_path):
+    path = setup_lab.write_server_config(prefix=tmp_path)
+    globs = json.loads(path.read_text())["ContentsManager"]["hide_globs"]
+    assert {"course_lib", "tests", "__pycache__"} <= set(globs)
+    assert not {"notebooks", "exercises", "solutions", "my_work"} & set(globs)
+    setup_lab.write_server_config(show_all_files=True, prefix=tmp_path)
+    assert "hide_globs" not in json.loads(path.read_text())["ContentsManager"]
+
+
+def test_help_is_printed(capsys):
+    with pytest.raises(SystemExit) as info:
+        setup_lab.main(["--help"])
+    assert info.value.code == 0
+    assert "--classroom" in capsys.readouterr().out
