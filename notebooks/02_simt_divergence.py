@@ -314,8 +314,9 @@ assert select_version.issued_per_warp[0] >= branch_version.issued_per_warp[0]
 # ## Exercises
 #
 # `my_work/02_simt_divergence.py` (answers in `solutions/02_simt_divergence.py`): predict which
-# layout moves fewer bytes, compute a loop's efficiency, explore the warp width, and write the
-# sector counter yourself.
+# layout moves fewer bytes, compute a loop's efficiency, explore the warp width, write the
+# sector counter yourself, diagnose a column read from its profile, and decide whether a rare
+# branch is worth a sort.
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

@@ -12,8 +12,8 @@
 # %% [markdown]
 # # 02 · Exercises: SIMT, divergence and coalescing
 #
-# Four exercises on lesson 02: a prediction, a computation on a real accelerator, an exploration
-# with the SIMT simulator, and a function to write. Put your answer in each exercise cell where it
+# Six exercises on lesson 02: a prediction, a computation on a real accelerator, an exploration
+# with the SIMT simulator, a function to write, a profile to diagnose and a reorder to decide on. Put your answer in each exercise cell where it
 # says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
 # otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("02.3", 2)` shows the next hint.
@@ -96,3 +96,58 @@ def sectors_touched(addresses, bytes_per_access):
 
 
 check("02.4", sectors_touched)
+
+# %% [markdown]
+# ### Exercise 02.5 (diagnose): a column read that crawls
+#
+# A kernel reads a row-major float32 matrix `a` with 1000 columns, one element per thread:
+# `row = tid % 32; col = tid // 32; x = a[row * 1000 + col]`. The profiler says its load moves far
+# more sectors than it needs. `column_read_addresses("as is")` (from
+# `course_lib.exercise_checks.ex_02`) returns one warp's byte addresses and the bytes per access, as
+# a profiler would record them; `coalescing(addresses, size)` counts the sectors. **Diagnose first**:
+# how far apart are neighbouring lanes? Then choose the one change that makes the load coalesced:
+#
+# - `"swap"`: map `row = tid // 32; col = tid % 32` instead;
+# - `"pad"`: pad every row to 1024 columns;
+# - `"half"`: store the matrix as float16;
+# - `"blocks"`: launch 256-thread blocks instead of 128.
+#
+# `column_read_addresses(rewrite)` gives the addresses after each change, so you can check your
+# diagnosis with the simulator.
+
+# %%
+from course_lib.exercise_checks.ex_02 import column_read_addresses
+from course_lib.simt import coalescing
+
+addresses, size = column_read_addresses("as is")
+print(f"as is: lanes {addresses[1] - addresses[0]} bytes apart, "
+      f"{coalescing(addresses, size).n_sectors} sectors for {32 * size} bytes requested")
+### BEGIN SOLUTION
+sectors = {r: coalescing(*column_read_addresses(r)).n_sectors for r in ("swap", "pad", "half", "blocks")}
+fix = min(sectors, key=sectors.get)
+### END SOLUTION
+check("02.5", fix)
+
+# %% [markdown]
+# ### Exercise 02.6 (decide): is a rare branch worth a sort?
+#
+# 4096 particles arrive in the order `particle_kinds()` gives: about 1 in 100 needs a long path of
+# 60 instructions, the rest a short path of 10 (`particle_kernel()` is that branch, for `run_simt`,
+# with the kinds passed as `inputs={"kind": kinds}`). Grouping the particles by kind first (a sort
+# of their indices) makes the warps uniform, but the sort costs instructions of its own, the same
+# in every thread. **Predict first**: does a sort that costs 20 instructions per thread pay?
+# Then measure with the simulator and answer the **break-even cost**: the per-thread cost of the
+# sort at which both orders issue the same number of instructions per warp.
+
+# %%
+from course_lib.exercise_checks.ex_02 import particle_kernel, particle_kinds
+
+kinds = particle_kinds()
+print(f"{kinds.sum()} of {kinds.size} particles take the long path")
+### BEGIN SOLUTION
+as_is = run_simt(particle_kernel(), kinds.size, inputs={"kind": kinds})
+grouped = run_simt(particle_kernel(), kinds.size, inputs={"kind": np.sort(kinds)})
+break_even = as_is.issued / as_is.n_warps - grouped.issued / grouped.n_warps
+### END SOLUTION
+print(f"the sort pays while it costs under {break_even:.1f} instructions per thread")
+check("02.6", break_even)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
+from course_lib._validate import check_int
 from course_lib.hardware import get_accelerator
-from course_lib.simt import Let, While, aos_addresses, coalescing, run_simt, soa_addresses
+from course_lib.simt import If, Let, While, aos_addresses, coalescing, run_simt, soa_addresses
 
-__all__ = ["EXERCISES", "loop_kernel"]
+__all__ = ["EXERCISES", "loop_kernel", "column_read_addresses", "particle_kernel", "particle_kinds"]
 
 
 _HOW_BAD = "2. How bad can divergence get?"
@@ -135,6 +136,120 @@ def _sector_cases(rng) -> list:
     return cases
 
 
+# --- 02.5 (diagnose): a column read of a row-major matrix ---------------------------------------
+
+_REWRITES = "3. Rewrites that avoid divergence"
+COLUMNS = 1000          # row-major float32 matrix, 1000 columns (no power of two: no lucky alignment)
+
+PAD_FOR_BANKS = Misconception(
+    "padding-fixes-coalescing", "Padding taken to fix a strided global load: padding a row moves "
+    "which shared-memory bank a column lands in (lesson 03), but in global memory the lanes are still "
+    "a whole row apart, one sector each.", "03", "4. Shared memory bank conflicts",
+    "Compute the 32 lanes' byte addresses with the padded row length and count their sectors.")
+NARROWER_ELEMENTS = Misconception(
+    "narrower-elements-fix-coalescing", "Narrower elements taken to fix a strided load: they shrink "
+    "the bytes requested, not the sectors moved, while each lane still sits in a sector of its own.",
+    "02", _COALESCING, "Count the sectors with 2-byte elements: how far apart are neighbouring lanes?")
+BLOCK_SIZE_COALESCES = Misconception(
+    "block-size-fixes-coalescing", "The block size taken to change one warp's access: it changes how "
+    "many warps run, not which addresses the 32 lanes of one warp touch.", "02", _COALESCING,
+    "Write down lane 0's and lane 1's addresses before and after the change.")
+
+
+def column_read_addresses(rewrite: str = "as is", warp: int = 0) -> tuple[np.ndarray, int]:
+    """(byte addresses, bytes per access) of one warp's load in exercise 02.5, as is or rewritten.
+
+    As written: ``row = tid % 32; col = tid // 32; x = a[row * n + col]`` on a row-major
+    float32 matrix with ``n = 1000`` columns. ``rewrite``: 'swap' (``row = tid // 32;
+    col = tid % 32``), 'pad' (rows padded to 1024 columns), 'half' (float16 elements) or 'blocks'
+    (256-thread blocks instead of 128: the same mapping of ``tid``).
+    """
+    warp = check_int("warp", warp, min_value=0, max_value=COLUMNS - 1)
+    tid = warp * 32 + np.arange(32)
+    n, size = COLUMNS, 4
+    row, col = tid % 32, tid // 32
+    if rewrite == "swap":
+        row, col = tid // 32, tid % 32
+    elif rewrite == "pad":
+        n = 1024
+    elif rewrite == "half":
+        size = 2
+    elif rewrite not in ("as is", "blocks"):
+        raise ValueError(f"rewrite must be one of {_COLUMN_REWRITES} or 'as is', got {rewrite!r}")
+    return (row * n + col) * size, size
+
+
+_COLUMN_REWRITES = ("swap", "pad", "half", "blocks")
+
+
+def _sectors_after(rewrite: str) -> int:
+    addresses, size = column_read_addresses(rewrite)
+    return coalescing(addresses, size).n_sectors
+
+
+def _best_rewrite() -> str:
+    sectors = {r: _sectors_after(r) for r in _COLUMN_REWRITES}
+    best = min(sectors.values())
+    winners = [r for r, n in sectors.items() if n == best]
+    if len(winners) != 1:
+        raise RuntimeError(f"02.5 must have one best rewrite, got {winners}")
+    return winners[0]
+
+
+def _rewrite_wrong() -> dict:
+    return {PAD_FOR_BANKS: "pad", NARROWER_ELEMENTS: "half", BLOCK_SIZE_COALESCES: "blocks"}
+
+
+# --- 02.6 (decide): does grouping rare long work by branch pay for its sort? --------------------
+
+RARE_BRANCH_CHEAP = Misconception(
+    "rare-branch-is-cheap", "A rare branch taken to cost its rate times its length, counted per "
+    "thread: a warp with even one lane on the long path issues the whole long path, so a branch that "
+    "1 thread in 100 takes stalls about one warp in four.", "02", _HOW_BAD,
+    "Count issued instructions per warp, with and without the reorder, as run_simt does.")
+EVERY_WARP_DIVERGES = Misconception(
+    "every-warp-diverges", "Every warp taken to diverge: with a rare branch most warps are uniform "
+    "and run the short path only, even before any reordering.", "02", _HOW_BAD,
+    "Simulate the arrival order as given; do not assume each warp runs both paths.")
+EFFICIENCY_NOT_COST = Misconception(
+    "efficiency-not-instructions", "A SIMT efficiency where a cost in instructions per thread was "
+    "asked: the break-even cost is a difference of issued instructions per warp.", "02", _REWRITES,
+    "Subtract the sorted run's issued instructions per warp from the unsorted run's.")
+
+PARTICLES = 4096
+LONG_PATH, SHORT_PATH = 60, 10
+
+
+def particle_kinds() -> np.ndarray:
+    """The arrival order of exercise 02.6: True where a particle needs the long path (about 1 in 100)."""
+    return np.random.default_rng(2026).random(PARTICLES) < 0.01
+
+
+def particle_kernel(long_path: int = LONG_PATH, short_path: int = SHORT_PATH) -> list:
+    """One branch on the particle's kind: ``long_path`` instructions or ``short_path`` of them."""
+    return [If(lambda v: v["kind"][v["tid"]],
+               then=[Let("a", lambda v: v["tid"] + 1) for _ in range(long_path)],
+               orelse=[Let("a", lambda v: v["tid"] + 2) for _ in range(short_path)])]
+
+
+def _per_warp(kinds) -> float:
+    result = run_simt(particle_kernel(), PARTICLES, inputs={"kind": kinds})
+    return result.issued / result.n_warps
+
+
+def _break_even() -> float:
+    kinds = particle_kinds()
+    return _per_warp(kinds) - _per_warp(np.sort(kinds))
+
+
+def _break_even_wrong() -> dict:
+    kinds = particle_kinds()
+    unsorted = run_simt(particle_kernel(), PARTICLES, inputs={"kind": kinds})
+    return {RARE_BRANCH_CHEAP: float(kinds.mean()) * (LONG_PATH - SHORT_PATH),
+            EVERY_WARP_DIVERGES: float(LONG_PATH),
+            EFFICIENCY_NOT_COST: unsorted.simt_efficiency}
+
+
 EXERCISES = [
     ChoiceExercise(
         "02.1", expected=_layout_with_fewer_bytes, choices=("aos", "soa", "same"),
@@ -166,4 +281,21 @@ EXERCISES = [
                "Its sectors run from a // 32 to (a + b - 1) // 32; an access may straddle two.",
                "Collect every lane's sectors in a set (or np.unique) and count them; lane order "
                "does not matter.")),
+    ChoiceExercise(
+        "02.5", expected=_best_rewrite, choices=_COLUMN_REWRITES, wrong_answers=_rewrite_wrong,
+        concepts=("coalescing",),
+        form="one of 'swap', 'pad', 'half' or 'blocks': the one change that makes the load coalesced",
+        hints=("Profile first: column_read_addresses('as is') gives one warp's byte addresses and "
+               "element size; coalescing() counts their sectors.",
+               "How many bytes apart are lane 0 and lane 1 as written? What would make them 4 apart?",
+               "Try each rewrite with column_read_addresses(rewrite) and keep the one that touches the "
+               "fewest sectors.")),
+    ValueExercise(
+        "02.6", expected=_break_even, rel_tol=1e-9, wrong_answers=_break_even_wrong,
+        concepts=("divergence", "simt-efficiency"),
+        form="a float: the break-even cost of the reorder, in instructions per thread (one uniform "
+             "instruction per thread costs each warp one issue)",
+        hints=("Run particle_kernel() over the given order and over np.sort(kinds); compare issued / n_warps.",
+               "Sorting puts the rare particles together, so only a few warps run the long path.",
+               "The reorder pays while its own cost per thread is below the issues per warp it saves.")),
 ]
