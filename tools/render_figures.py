@@ -8,7 +8,9 @@ Agg backend; after each cell every open figure is saved as ``NN_k.png`` (k count
 figures from 1) the way the notebook's inline backend saves it (``bbox_inches="tight"``) and
 closed. ``--dpi`` defaults to the lessons' own figure dpi times two, as a 2x ("retina") screen
 shows them. Explorer cells (``course_lib.widgets``) are skipped: their images are the widgets'.
-Prints each file with the figure's size in inches, and the time each lesson took.
+Prints each file with the figure's size in inches, any text collision that
+``course_lib.plots.text_problems`` finds (two texts overlapping, a text under the legend or outside
+the figure), and the time each lesson took.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def render_lesson(path: Path, out: Path, dpi: float | None, suffix: str = "") ->
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from course_lib.plots import text_problems
     number = path.name[:2]
     namespace = {"__name__": "__main__", "__file__": str(path)}
     written: list[Path] = []
@@ -60,6 +63,8 @@ def render_lesson(path: Path, out: Path, dpi: float | None, suffix: str = "") ->
                 w, h = fig.get_size_inches()
                 print(f"  {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}"
                       f"  ({w:.1f} x {h:.1f} in)")
+                for problem in text_problems(fig):
+                    print(f"    check: {problem}")
                 written.append(target)
             plt.close("all")
     finally:

@@ -178,10 +178,11 @@ def _place(ax, anns, renderer, pad_px, avoid_lines) -> None:
 
 
 def readable_log_ticks(ax, which: str = "both") -> None:
-    """Where a log axis shows fewer than two labelled powers of ten, label 1-2-5 steps in plain
-    numbers instead (``20``, ``50``, ``100``), so the reader always has two values to read
-    between. Call it after the limits are final."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    """Where a log axis shows fewer than three labelled powers of ten, label 1-2-5 steps (finer
+    where the axis spans less) in plain numbers instead (``20``, ``50``, ``100``), so the reader
+    always has at least three values to read between. Call it after the limits are final."""
+    import math
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     for name in ("x", "y") if which == "both" else (which,):
         axis = getattr(ax, f"{name}axis")
@@ -190,13 +191,16 @@ def readable_log_ticks(ax, which: str = "both") -> None:
         lo, hi = sorted(getattr(ax, f"get_{name}lim")())
         if lo <= 0:
             continue
-        import math
         decades = [k for k in range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9) + 1)]
-        if len(decades) >= 2:
+        if len(decades) >= 3:
             continue
-        span = math.log10(hi / lo)
-        subs = (1.0, 2.0, 5.0) if span > 0.6 else (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
-        axis.set_major_locator(LogLocator(base=10, subs=subs))
+        # The sparsest steps that label at least three values: 1-2-5, then 1-2-3-5-7, then every digit.
+        for subs in ((1, 2, 5), (1, 2, 3, 5, 7), (1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)):
+            ticks = [m * 10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+                     for m in subs if lo <= m * 10.0 ** k <= hi]
+            if len(ticks) >= 3:
+                break
+        axis.set_major_locator(FixedLocator(ticks))
         axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.6g}"))
         axis.set_minor_formatter(NullFormatter())
 
