@@ -64,7 +64,7 @@ def plot_bit_layout(encodings: list[Encoding], ax=None, title: str | None = None
             rgb = np.array(to_rgb(_FIELD_COLOUR[field]))
             image[row, i] = rgb * 0.75 if bit == "1" else 1 - (1 - rgb) * 0.25
         err = "" if math.isnan(enc.rel_error) or math.isinf(enc.rel_error) else f", rel. error {enc.rel_error:.1e}"
-        ax.text(width + 0.6, row, f"{enc.label:<9}{enc.bit_string:<36}{_fmt_value(enc.stored):>14}  "
+        ax.text(width + 0.6, row, f"{enc.label:<10}{enc.bit_string:<35}{_fmt_value(enc.stored):>14}  "
                 f"{enc.category}{err}", va="center", fontsize=8, family="monospace")
     ax.imshow(image, aspect="auto", interpolation="nearest", extent=(-0.5, width - 0.5, rows - 0.5, -0.5))
     ax.vlines(np.arange(-0.5, width), -0.5, rows - 0.5, colors="white", lw=1.5)

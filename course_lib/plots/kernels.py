@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, plural
 
 __all__ = ["plot_warp_lanes", "plot_warp_access", "plot_design_times"]
 
@@ -42,7 +42,7 @@ def plot_warp_access(trace, line: int, warp: int = 0, array: str | None = None, 
         from .simt import plot_coalescing
         result = coalescing(acc.addresses[act], acc.itemsize)
         return plot_coalescing(result, ax=ax, title=title or (
-            f"line {line}, {acc.array} {acc.op}: {result.n_sectors} sectors, "
+            f"line {line}, {acc.array} {acc.op}: {plural(result.n_sectors, 'sector')}, "
             f"{100 * result.efficiency:.0f}% of moved bytes used"))
     fig, ax = new_axes(ax, figsize=(7.5, 3.4))
     lanes = np.nonzero(act)[0]
