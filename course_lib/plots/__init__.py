@@ -92,8 +92,8 @@ def place_labels(ax, labels, pad_px: float = 2.0, avoid_lines: bool = True, **te
         dx, dy, ha, va = _OFFSETS[0]
         anns.append(ax.annotate(powers_as_math(text), (x, y), textcoords="offset points",
                                 xytext=(dx, dy), ha=ha, va=va, **kwargs))
-    placer = _LabelPlacer(ax, anns, pad_px, avoid_lines)
-    ax.add_artist(placer)
+    if anns:
+        ax.add_artist(_new_placer(ax, anns, pad_px, avoid_lines))
     return anns
 
 
@@ -119,14 +119,14 @@ def _label_placer_class():
     return LabelPlacer
 
 
-def _LabelPlacer(ax, anns, pad_px, avoid_lines):
+_PLACER = None          # the Artist subclass, made on first use so importing stays matplotlib-free
+
+
+def _new_placer(ax, anns, pad_px, avoid_lines):
     global _PLACER
     if _PLACER is None:
         _PLACER = _label_placer_class()
     return _PLACER(ax, anns, pad_px, avoid_lines)
-
-
-_PLACER = None
 
 
 def _place(ax, anns, renderer, pad_px, avoid_lines) -> None:
@@ -152,7 +152,7 @@ def _place(ax, anns, renderer, pad_px, avoid_lines) -> None:
             paths.append(path)
     r = px_per_pt * 3
     for ann in anns:
-        x, y = ann._get_xy_display()
+        x, y = ann._get_xy_display()       # the anchor in pixels, whatever its xycoords
         markers.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
     for ann in anns:
         best, best_cost = None, None
