@@ -254,12 +254,12 @@ class Occupancy:
     warps_per_block: int
     registers_per_warp: int
     shared_mem_allocated_per_block: int
-    block_limits: dict          # limiter name -> blocks per SM that resource alone allows
+    block_limits: dict          # resource -> blocks per SM it alone allows (shared memory only if allocated)
     blocks_per_sm: int
     warps_per_sm: int
     max_warps_per_sm: int
-    limiter: str
-    limiters: tuple
+    limiter: str                # what binds, in words; a tie names every resource: "warps and blocks"
+    limiters: tuple             # every resource that binds, in the order of _LIMITERS
 
     @property
     def occupancy(self) -> float:
@@ -301,6 +301,11 @@ def occupancy(threads_per_block, registers_per_thread, shared_mem_per_block,
     kernel must opt in with ``cudaFuncSetAttribute``; the calculator assumes it has. The SM's
     shared-memory carve-out is taken at its maximum. Raises :class:`LaunchError` (a ValueError)
     when no block fits on an SM, with the reason.
+
+    ``limiter`` names what binds; when several resources allow the same smallest number of blocks
+    it names them all ("warps and blocks"), and ``limiters`` lists them. Where a block allocates
+    no shared memory at all (no bytes asked for and none reserved, as on a V100), shared memory
+    sets no limit and is absent from ``block_limits``.
     """
     acc = get_accelerator(accelerator)
     _occupancy_fields(acc)
@@ -336,17 +341,25 @@ def occupancy(threads_per_block, registers_per_thread, shared_mem_per_block,
     limits = {
         "warps": acc.max_warps_per_sm // warps_per_block,
         "registers": warps_by_regs // warps_per_block,
-        "shared memory": acc.shared_mem_bytes_per_sm // smem_alloc if smem_alloc else acc.max_blocks_per_sm,
         "blocks": acc.max_blocks_per_sm,
     }
+    if smem_alloc:                 # a block that allocates no shared memory is not limited by it
+        limits = {**limits, "shared memory": acc.shared_mem_bytes_per_sm // smem_alloc}
+    limits = {k: limits[k] for k in _LIMITERS if k in limits}
     blocks = min(limits.values())
     if blocks == 0:
         zero = [k for k, v in limits.items() if v == 0]
         raise LaunchError(f"no block fits on an SM (limited by {', '.join(zero)})")
-    binding = tuple(k for k in _LIMITERS if limits[k] == blocks)
+    binding = tuple(k for k in _LIMITERS if limits.get(k) == blocks)
     return Occupancy(acc.name, threads, regs, smem, warps_per_block, regs_per_warp, smem_alloc,
-                     dict(limits), blocks, blocks * warps_per_block, acc.max_warps_per_sm,
-                     binding[0], binding)
+                     limits, blocks, blocks * warps_per_block, acc.max_warps_per_sm,
+                     _join_and(binding), binding)
+
+
+def _join_and(names) -> str:
+    """("warps",) -> "warps"; a tie -> "warps and blocks" or "warps, registers and blocks"."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def occupancy_curve(threads_per_block, shared_mem_per_block, accelerator="H100 SXM",

@@ -185,7 +185,9 @@ assert warps_to_saturate(C, L, 4) <= h100.max_warps_per_sm < 2 * warps_to_satura
 #   sub-partitions separately, so warps by registers $= 4 \lfloor (R_{SM}/4) / \text{regs per warp} \rfloor$;
 # - shared memory per block $\lceil (s + \text{reserved}) / 128 \rceil \times 128$, with 1 KiB reserved
 #   per block from compute capability 8.0 on;
-# - blocks per SM = the smallest of the limits set by blocks, warps, registers and shared memory.
+# - blocks per SM = the smallest of the limits set by blocks, warps, registers and shared memory
+#   (a block that allocates no shared memory is not limited by it). The resource that sets it is the
+#   *limiter*; when two allow the same number of blocks, both bind, and `occupancy()` names both.
 #
 # Occupancy is resident warps divided by the maximum (64 on the H100). A kernel with 256-thread
 # blocks and 128 registers per thread:
@@ -201,16 +203,20 @@ assert occ.blocks_per_sm == h100.registers_per_sm // regs_per_block
 assert occ.warps_per_sm == occ.blocks_per_sm * 256 // 32
 
 # %% [markdown]
-# Halving the registers doubles the resident warps; shared memory can bind instead, and the
-# per-block reservation counts; a configuration that does not fit at all is refused:
+# Halving the registers doubles the resident warps; halving them again ties the register file
+# with the warp limit; shared memory can bind instead, and the per-block reservation counts; a
+# configuration that does not fit at all is refused:
 
 # %%
 half = occupancy(256, 64, 0, "H100 SXM")
 smem = occupancy(128, 32, 48 * 1024, "H100 SXM")
+tie = occupancy(256, 32, 0, "H100 SXM")
 print(f"64 registers: {half.warps_per_sm} warps ({half.occupancy:.2f})")
+print(f"32 registers: {tie.warps_per_sm} warps, limited by {tie.limiter}")
 print(f"48 KiB shared per 128-thread block: {smem.shared_mem_allocated_per_block} B allocated, "
       f"{smem.blocks_per_sm} blocks, limited by {smem.limiter}")
 assert half.warps_per_sm == 2 * occ.warps_per_sm
+assert tie.limiters == ("warps", "registers") and tie.warps_per_sm == h100.max_warps_per_sm
 assert smem.blocks_per_sm == h100.shared_mem_bytes_per_sm // (48 * 1024 + h100.shared_mem_reserved_bytes_per_block)
 try:
     occupancy(1024, 128, 0, "H100 SXM")
@@ -342,6 +348,7 @@ assert calls.rate_elements_per_s[0] < 0.01 * calls.rate_inf_elements_per_s
 # - A scheduler with $N$ warps alternating $C$ cycles of work and $L$ of waiting is busy
 #   $\min(1, NC/(C+L))$ of the time: the knee sits at $(C+L)/C$ warps per scheduler.
 # - Occupancy is set by the scarcest of blocks, warps, registers (allocated per warp in units of 256)
-#   and shared memory (plus 1 KiB reserved per block); `occupancy()` names the limiter.
+#   and shared memory (plus 1 KiB reserved per block); `occupancy()` names the limiter, and every
+#   one that binds on a tie.
 # - Wide loads and several loads in flight per thread hide latency with fewer warps.
 # - Every call has a fixed cost: below $n_{1/2} = t_0 r_\infty$ elements, overhead dominates.

@@ -350,6 +350,7 @@ two = pipeline_timeline(8, t_copy, t_comp, buffers=2)
 fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7.5, 4), sharex=True)
 plot_pipeline(one, ax=ax1)
 plot_pipeline(two, ax=ax2)
+ax1.set_xlabel("")                     # one time axis, shared, labelled once at the bottom
 plt.show()
 print(f"one buffer {one.total_s * 1e6:.2f} us, two {two.total_s * 1e6:.2f} us: {one.total_s / two.total_s:.2f}x faster")
 assert np.isclose(two.total_s, pipelined_time_s(8, t_copy, t_comp, 2))

@@ -35,7 +35,7 @@ from course_lib.hardware import get_accelerator, list_accelerators, bytes_per_el
 from course_lib.roofline import (attainable_flops, binding_ceiling, elementwise_kernel,
                                  hierarchical_ceilings, matmul_intensity, matmul_kernel, place_kernel,
                                  ridge_point)
-from course_lib.plots import use_course_style
+from course_lib.plots import place_labels, use_course_style
 from course_lib.plots.roofline import plot_hierarchical_roofline, plot_measured_roofline, plot_roofline
 
 use_course_style()
@@ -353,7 +353,7 @@ assert level == "L2" and np.isclose(bound, l2.bandwidth_bytes_per_s * i_l2)
 fig = plot_hierarchical_roofline(a100_ceilings, a100.peak("bf16"), title="A100 SXM, dense BF16: an L2 roof from the whitepaper")
 ax = fig.axes[0]
 ax.plot(i_l2, bound, "o", color="k")
-ax.annotate("64x64 tiles, against L2", (i_l2, bound), textcoords="offset points", xytext=(5, -3), fontsize=8)
+place_labels(ax, [(i_l2, bound, "64x64 tiles, against L2")], fontsize=8)
 plt.show()
 
 # %% [markdown]

@@ -375,6 +375,8 @@ for chip, ax in zip(chips, axes):
     points = [place_kernel(k, chip, "bf16") for k in kernels]
     plot_roofline(points, ax=ax, title=f"{chip}: ridge {points[0].ridge_point:.0f}")
     assert [p.bound for p in points] == ["compute", "memory"]
+for ax in axes[1:]:
+    ax.set_ylabel("")                  # the shared axis is labelled once, on the left
 fig.subplots_adjust(wspace=0.08)
 v5p = get_accelerator("TPU v5p")
 print(f"TPU v5p ridge {v5p.ridge_point('bf16'):.0f} FLOP/B vs H100 SXM {h100.ridge_point('bf16'):.0f}: "

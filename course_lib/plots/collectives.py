@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, plural
 from ..collectives import Link, RingTrace
 
 __all__ = ["plot_link_times", "plot_ring_traffic"]
@@ -45,5 +45,5 @@ def plot_ring_traffic(trace: RingTrace, predicted_bytes=None, ax=None, title: st
     ax.set_xlabel("link")
     ax.set_ylabel("bytes sent")
     ax.legend(fontsize=8, loc="lower right")
-    ax.set_title(title or f"ring all-reduce over {n} ranks, {trace.n_steps} steps")
+    ax.set_title(title or f"ring all-reduce over {plural(n, 'rank')}, {plural(trace.n_steps, 'step')}")
     return fig

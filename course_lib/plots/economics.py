@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, place_labels, readable_log_ticks
 from ..economics import ServingCurve, TrainingMemory
 
 __all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory"]
@@ -28,7 +28,6 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
         style = dict(color=colour) if fits else dict(mfc="none", mec="0.6")
         ms = 9 if curve.highlight == b else 6
         ax.plot(x, y, "o", ms=ms, zorder=2, **style)
-        ax.annotate(f"B={b}", (x, y), textcoords="offset points", xytext=(5, -10), fontsize=7, color="0.3")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("time per decode step = latency per token (ms)")
@@ -37,6 +36,9 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
     ax.plot([], [], "o", color=_BOUND_COLOUR["compute"], label="compute-bound")
     ax.plot([], [], "o", mfc="none", mec="0.6", label="does not fit in memory")
     ax.legend(fontsize=8, loc="lower right")
+    ax.autoscale_view()
+    readable_log_ticks(ax)
+    place_labels(ax, [(x, y, f"B={b}") for b, x, y in zip(curve.batch, lat, thr)], fontsize=7, color="0.3")
     devices = f" x{curve.n_devices}" if curve.n_devices > 1 else ""
     ax.set_title(title or f"{curve.model} on {curve.accelerator}{devices}, {curve.precision}, "
                           f"context {curve.context_tokens}")
@@ -52,17 +54,20 @@ def plot_decode_times(curve: ServingCurve, ax=None, title: str | None = None):
     ax.loglog(b, 1e3 * curve.t_memory_s, "-", color=_BOUND_COLOUR["memory"], label="memory time")
     ax.loglog(b, 1e3 * curve.t_compute_s, "-", color=_BOUND_COLOUR["compute"], label="compute time")
     ax.loglog(b, 1e3 * curve.t_step_s, "k--", lw=1, label="step time (max)")
+    labels = []
     if np.isfinite(curve.crossover_batch):
         ax.axvline(curve.crossover_batch, color="0.5", ls=":", lw=1)
-        ax.annotate(f"crossover B*={curve.crossover_batch:.0f}", (curve.crossover_batch, ax.get_ylim()[0]),
-                    textcoords="offset points", xytext=(4, 8), fontsize=8, color="0.35")
+        labels.append((curve.crossover_batch, 0, f"crossover B*={curve.crossover_batch:.0f}"))
     if 0 < curve.max_batch < b.max():
         ax.axvspan(curve.max_batch, b.max(), color="0.9", zorder=0)
-        ax.annotate("cache does not fit", (curve.max_batch, ax.get_ylim()[1]), textcoords="offset points",
-                    xytext=(4, -14), fontsize=8, color="0.35")
+        labels.append((curve.max_batch, 1, "cache does not fit \u2192"))
     ax.set_xlabel("batch size (sequences)")
     ax.set_ylabel("time per decode step (ms)")
     ax.legend(fontsize=8, loc="upper left")
+    ax.autoscale_view()
+    readable_log_ticks(ax)
+    place_labels(ax, [(x, y, text, {"xycoords": ax.get_xaxis_transform()}) for x, y, text in labels],
+                 fontsize=8, color="0.35")
     ax.set_title(title or f"{curve.model}, {curve.accelerator}, context {curve.context_tokens}")
     return fig
 
@@ -78,13 +83,16 @@ def plot_kv_cache(contexts, cache_bytes: dict, capacity_bytes: float | None = No
         if y.shape != x.shape:
             raise ValueError(f"cache_bytes[{label!r}] must have the shape of contexts {x.shape}")
         ax.plot(x, y / 1e9, lw=1.8, label=label)
-    if capacity_bytes:
-        ax.axhline(capacity_bytes / 1e9, color="0.4", ls=":", lw=1)
-        ax.annotate("device memory", (x[0], capacity_bytes / 1e9), textcoords="offset points",
-                    xytext=(2, 3), fontsize=8, color="0.35")
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("KV cache per sequence (GB)")
-    ax.legend(fontsize=8, loc="upper left")
+    if capacity_bytes:
+        ax.axhline(capacity_bytes / 1e9, color="0.4", ls=":", lw=1)
+        # The legend sits just under the device-memory line, which keeps its label at the right.
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(0, 0.88))
+        ax.annotate("device memory", (1, capacity_bytes / 1e9), xycoords=ax.get_yaxis_transform(),
+                    textcoords="offset points", xytext=(-2, 3), ha="right", fontsize=8, color="0.35")
+    else:
+        ax.legend(fontsize=8, loc="upper left")
     ax.set_title(title)
     return fig
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, place_labels
 from ..formats import (AccumulationResult, Encoding, LossScaleSweep, QuantResult, SpacingCurve,
                        get_format)
 
@@ -64,7 +64,7 @@ def plot_bit_layout(encodings: list[Encoding], ax=None, title: str | None = None
             rgb = np.array(to_rgb(_FIELD_COLOUR[field]))
             image[row, i] = rgb * 0.75 if bit == "1" else 1 - (1 - rgb) * 0.25
         err = "" if math.isnan(enc.rel_error) or math.isinf(enc.rel_error) else f", rel. error {enc.rel_error:.1e}"
-        ax.text(width + 0.6, row, f"{enc.label:<9}{enc.bit_string:<36}{_fmt_value(enc.stored):>14}  "
+        ax.text(width + 0.6, row, f"{enc.label:<10}{enc.bit_string:<35}{_fmt_value(enc.stored):>14}  "
                 f"{enc.category}{err}", va="center", fontsize=8, family="monospace")
     ax.imshow(image, aspect="auto", interpolation="nearest", extent=(-0.5, width - 0.5, rows - 0.5, -0.5))
     ax.vlines(np.arange(-0.5, width), -0.5, rows - 0.5, colors="white", lw=1.5)
@@ -97,7 +97,10 @@ def plot_spacing(curves: list[SpacingCurve], ax=None, relative: bool = True):
     ax.set_xlabel("magnitude |x|")
     ax.set_ylabel("gap / |x|" if relative else "gap to the next value")
     ax.set_title("Gap between neighbours (tick: smallest normal number)")
-    ax.legend(fontsize=8, ncol=2)
+    if relative:       # between the 16-bit plateaus and FP32's: the one band no curve crosses
+        ax.legend(fontsize=8, ncol=2, loc="lower right", bbox_to_anchor=(1, 0.13))
+    else:
+        ax.legend(fontsize=8, ncol=2, loc="best")
     return fig
 
 
@@ -113,9 +116,9 @@ def plot_gradient_histogram(values, names=("fp16", "bf16"), ax=None):
         f = get_format(name)
         colour = _FORMAT_COLOUR.get(f.name)
         ax.axvline(math.log2(f.min_subnormal), color=colour, ls="--", lw=1.3,
-                   label=f"{f.label} smallest subnormal 2^{math.log2(f.min_subnormal):.0f}")
+                   label=f"{f.label} smallest subnormal $2^{{{math.log2(f.min_subnormal):.0f}}}$")
         ax.axvline(math.log2(f.min_normal), color=colour, ls=":", lw=1.3,
-                   label=f"{f.label} smallest normal 2^{math.log2(f.min_normal):.0f}")
+                   label=f"{f.label} smallest normal $2^{{{math.log2(f.min_normal):.0f}}}$")
     ax.set_xlabel("log2 |gradient|")
     ax.set_ylabel("count")
     ax.legend(fontsize=7, loc="upper left")
@@ -200,7 +203,9 @@ def plot_tensor_rates(rates: dict, ax=None):
     """
     if not isinstance(rates, dict) or not rates:
         raise ValueError("rates must be a non-empty dict {accelerator: tensor_rates(...)}")
+    from matplotlib.ticker import FuncFormatter, NullFormatter
     fig, ax = new_axes(ax)
+    labels = []
     for name, rows in rates.items():
         # one point per storage size: the fastest precision of that size
         best = {}
@@ -209,14 +214,17 @@ def plot_tensor_rates(rates: dict, ax=None):
                 best[nbytes] = (precision, peak)
         xs = sorted(best, reverse=True)
         line, = ax.plot(xs, [best[x][1] / 1e12 for x in xs], "o-", label=name)
-        for x in xs:
-            ax.annotate(best[x][0], (x, best[x][1] / 1e12), textcoords="offset points", xytext=(4, 4),
-                        fontsize=7, color=line.get_color())
+        labels += [(x, best[x][1] / 1e12, best[x][0], {"color": line.get_color()}) for x in xs]
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.invert_xaxis()
-    ax.set_xlabel("bytes per element (log2)")
-    ax.set_ylabel("dense tensor peak, TFLOP/s or TOPS (log2)")
+    plain = FuncFormatter(lambda v, _pos: f"{v:,.6g}")      # 4, 2, 1, 0.5 bytes; 128 ... 8,192 TFLOP/s
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(plain)
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("bytes per element (log2 scale)")
+    ax.set_ylabel("dense tensor peak, TFLOP/s or TOPS (log2 scale)")
     ax.set_title("Halving the bytes per element doubles the tensor rate, mostly")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
+    place_labels(ax, labels, fontsize=7)
     return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, plural
 
 __all__ = ["plot_warp_lanes", "plot_warp_access", "plot_design_times"]
 
@@ -42,7 +42,7 @@ def plot_warp_access(trace, line: int, warp: int = 0, array: str | None = None, 
         from .simt import plot_coalescing
         result = coalescing(acc.addresses[act], acc.itemsize)
         return plot_coalescing(result, ax=ax, title=title or (
-            f"line {line}, {acc.array} {acc.op}: {result.n_sectors} sectors, "
+            f"line {line}, {acc.array} {acc.op}: {plural(result.n_sectors, 'sector')}, "
             f"{100 * result.efficiency:.0f}% of moved bytes used"))
     fig, ax = new_axes(ax, figsize=(7.5, 3.4))
     lanes = np.nonzero(act)[0]
@@ -58,12 +58,12 @@ def plot_warp_access(trace, line: int, warp: int = 0, array: str | None = None, 
                label=f"bank serving {degree} different words")
     ax.scatter(banks, lanes, s=14, color="#08519c", zorder=3, label="lane's word")
     ax.set_xlim(-0.7, N_BANKS - 0.3)
-    ax.set_ylim(-0.5, 31.5)
+    ax.set_ylim(-0.5, 38)                   # headroom above lane 31: the legend covers no lane
     ax.set_xticks(range(0, N_BANKS, 4))
     ax.set_yticks([0, 8, 16, 24, 31])
     ax.set_xlabel("shared-memory bank (4-byte word mod 32)")
     ax.set_ylabel("lane")
-    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    ax.legend(loc="upper right", ncol=2, fontsize=8, framealpha=0.9)
     ax.set_title(title or f"line {line}, {acc.array} {acc.op}: {degree}-way conflict "
                           f"({degree} pass{'es' if degree > 1 else ''} through the banks)", fontsize=10)
     return fig

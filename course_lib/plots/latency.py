@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, place_labels, plural
 
 __all__ = ["plot_latency_hiding", "plot_occupancy", "plot_call_overhead"]
 
@@ -16,13 +16,14 @@ def plot_latency_hiding(sweep, ax=None, title: str | None = None):
     ax.plot(n, sweep.analytic, color="k", lw=1.5, label="Little's law: min(1, N C / (S (C+L)))")
     ax.plot(n, sweep.utilisation, "o", color="#d62728", ms=4, label="simulated")
     ax.axvline(sweep.knee_warps, color="0.6", ls=":", lw=1)
-    ax.annotate(f"knee: {sweep.knee_warps} warps", (sweep.knee_warps, 0.05),
-                textcoords="offset points", xytext=(4, 0), fontsize=8, color="0.35")
     ax.set_ylim(0, 1.08)
+    # At the foot of the knee line, on whichever side is clear of the legend and the data.
+    place_labels(ax, [(sweep.knee_warps, 0, f"knee: {plural(sweep.knee_warps, 'warp')}",
+                       {"xycoords": ax.get_xaxis_transform()})], fontsize=8, color="0.35")
     ax.set_xlabel("resident warps N")
     ax.set_ylabel("fraction of issue slots used")
     ax.set_title(title or (f"C = {sweep.compute_cycles:g} compute cycles, L = {sweep.latency_cycles:g} "
-                           f"latency cycles, {sweep.schedulers} scheduler(s)"))
+                           f"latency cycles, {plural(sweep.schedulers, 'scheduler')}"))
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
@@ -31,6 +32,7 @@ def plot_occupancy(result, curve=None, ax=None):
     """Blocks per SM each resource allows (bars), the binding one highlighted; with ``curve``
     ``(registers, occupancy)`` a second panel draws the register staircase."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
     if ax is None:
         if curve is None:
             fig, ax_bars = plt.subplots(figsize=(7.5, 3.6))
@@ -39,16 +41,25 @@ def plot_occupancy(result, curve=None, ax=None):
     else:
         fig, ax_bars = ax.figure, ax
         ax_curve = None
-    names = list(result.block_limits)
-    cap = max(result.block_limits.get("blocks", 32), result.blocks_per_sm)   # the SM's block limit
-    values = [min(v, cap) for v in result.block_limits.values()]
+    # Every resource, in one order; shared memory shows as "none allocated" when a block has none.
+    names = ["warps", "registers", "shared memory", "blocks"]
+    values = [result.block_limits.get(k) for k in names]
+    shown = [v for v in values if v is not None]
     colours = ["#d62728" if k in result.limiters else "#9ecae1" for k in names]
-    ax_bars.barh(names, values, color=colours)
-    for i, v in enumerate(result.block_limits.values()):
-        ax_bars.annotate(f"{v}", (min(v, cap), i), textcoords="offset points", xytext=(3, -3), fontsize=8)
-    ax_bars.set_xlim(0, cap * 1.15)
-    ax_bars.set_xlabel("blocks per SM this resource allows")
-    ax_bars.set_title(f"{result.blocks_per_sm} blocks x {result.warps_per_block} warps = "
+    # A log2 axis: 2, 8, 32 and 228 blocks all readable, none cut off at the SM's block limit.
+    ax_bars.barh(names, [v if v is not None else 0 for v in values], color=colours)
+    ax_bars.set_xscale("log", base=2)
+    hi = 2 ** np.ceil(np.log2(max(shown) * 1.9))
+    ax_bars.set_xlim(0.5, hi)
+    for i, v in enumerate(values):
+        text = f"{v}" if v is not None else "none allocated: no limit"
+        ax_bars.annotate(text, (v if v is not None else 0.5, i), textcoords="offset points",
+                         xytext=(3, 0), va="center", fontsize=8, color="0.2" if v is not None else "0.45")
+    ticks = [2 ** k for k in range(0, int(np.log2(hi)) + 1)]
+    ax_bars.set_xticks(ticks, [str(t) for t in ticks])
+    ax_bars.xaxis.set_minor_locator(NullLocator())
+    ax_bars.set_xlabel("blocks per SM this resource allows (log scale)")
+    ax_bars.set_title(f"{plural(result.blocks_per_sm, 'block')} x {plural(result.warps_per_block, 'warp')} = "
                       f"{result.warps_per_sm}/{result.max_warps_per_sm} warps "
                       f"({100 * result.occupancy:.0f}%)", fontsize=10)
     ax_bars.invert_yaxis()
@@ -59,8 +70,8 @@ def plot_occupancy(result, curve=None, ax=None):
         ax_curve.set_xlabel("registers per thread")
         ax_curve.set_ylabel("occupancy")
         ax_curve.set_ylim(0, 1.05)
-        ax_curve.set_title(f"{result.threads_per_block} threads/block, "
-                           f"{result.shared_mem_per_block} B shared", fontsize=10)
+        ax_curve.set_title(f"{plural(result.threads_per_block, 'thread')} per block, "
+                           f"{result.shared_mem_per_block:,} B shared", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -76,10 +87,10 @@ def plot_call_overhead(measurement, ax=None):
                     f"r = {measurement.rate_inf_elements_per_s / 1e9:.2f} G elem/s")
     ax.axhline(measurement.rate_inf_elements_per_s, color="0.6", ls=":", lw=1)
     ax.axvline(measurement.n_half, color="#1f77b4", ls="--", lw=1)
-    ax.annotate(f"n_half = {measurement.n_half:,.0f}", (measurement.n_half, measurement.rate_elements_per_s.min()),
-                textcoords="offset points", xytext=(4, 4), fontsize=8, color="#1f77b4")
+    place_labels(ax, [(measurement.n_half, 0, f"n_half = {measurement.n_half:,.0f}",
+                       {"xycoords": ax.get_xaxis_transform()})], fontsize=8, color="#1f77b4")
     ax.set_xlabel("elements per call")
     ax.set_ylabel("elements per second")
     ax.set_title(measurement.operation)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left")          # above the rising curve: always clear
     return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, place_labels, plural, readable_log_ticks
 from ..memory import HitRateCurve, MemoryLevel, PipelineTimeline
 
 __all__ = [
@@ -101,8 +101,9 @@ def plot_hit_rates(curves: list[HitRateCurve], ax=None, title: str | None = None
 def _cache_marks(ax, cache_sizes):
     for name, size in (cache_sizes or {}).items():
         ax.axvline(size, color="0.5", ls="--", lw=0.8)
-        ax.annotate(name, (size, 1), xycoords=("data", "axes fraction"), xytext=(2, -12),
-                    textcoords="offset points", fontsize=8, color="0.35")
+    # At the top of each line, on the side clear of the data.
+    place_labels(ax, [(size, 1, name, {"xycoords": ax.get_xaxis_transform()})
+                      for name, size in (cache_sizes or {}).items()], fontsize=8, color="0.35")
 
 
 def plot_bandwidth_ladder(ladder, cache_sizes: dict | None = None, ax=None, title: str = "your CPU"):
@@ -113,6 +114,7 @@ def plot_bandwidth_ladder(ladder, cache_sizes: dict | None = None, ax=None, titl
     ax.set_xlabel("working set (bytes)")
     ax.set_ylabel("read bandwidth (GB/s)")
     ax.set_title(title)
+    readable_log_ticks(ax)
     return fig
 
 
@@ -153,7 +155,7 @@ def plot_pipeline(timeline: PipelineTimeline, ax=None, title: str | None = None)
     ax.set_yticks([0, 1], ["compute", "copy"])
     ax.set_xlabel(f"time ({unit})")
     ax.set_title(title if title is not None else
-                 f"{timeline.buffers} buffer(s): total {timeline.total_s * scale:.3g} {unit}, "
+                 f"{plural(timeline.buffers, 'buffer')}: total {timeline.total_s * scale:.3g} {unit}, "
                  f"compute busy {100 * timeline.compute_busy_fraction:.0f}%")
     fig.tight_layout()
     return fig

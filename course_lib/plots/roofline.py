@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, place_labels, powers_as_math
 from ..roofline import Ceiling, KernelPoint
 
 __all__ = ["plot_roofline", "plot_hierarchical_roofline", "plot_measured_roofline"]
@@ -33,20 +33,18 @@ def plot_roofline(points: list[KernelPoint], ax=None, title: str | None = None):
     bw = first.peak_flops / first.ridge_point
     ax.loglog(x, np.minimum(first.peak_flops, bw * x), color="k", lw=2)
     ax.axvline(first.ridge_point, color="0.6", ls=":", lw=1)
-    ax.annotate(f"ridge {first.ridge_point:.0f} FLOP/B", (first.ridge_point, first.peak_flops),
-                textcoords="offset points", xytext=(4, -14), fontsize=8, color="0.35")
-    placed = []                       # label anchors so far, to step a close neighbour's label down
+    labels = []
     for p in sorted(points, key=lambda q: q.intensity_flops_per_byte):
         colour = _BOUND_COLOUR[p.bound]
         x, y = p.intensity_flops_per_byte, p.attainable_flops
         ax.plot(x, y, "o", color=colour, ms=7)
-        crowded = sum(abs(np.log10(x / px)) < 0.6 and abs(np.log10(y / py)) < 0.6 for px, py in placed)
-        ax.annotate(f"{p.kernel.name}\n({p.bound}-bound)", (x, y), textcoords="offset points",
-                    xytext=(6, -4 - 24 * crowded), fontsize=8, color=colour)
-        placed.append((x, y))
+        labels.append((x, y, f"{p.kernel.name}\n({p.bound}-bound)", {"color": colour}))
+    labels.append((first.ridge_point, 0, f"ridge {first.ridge_point:.0f} FLOP/B",
+                   {"color": "0.35", "xycoords": ax.get_xaxis_transform()}))
+    place_labels(ax, labels, fontsize=8)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("attainable FLOP/s")
-    ax.set_title(title or f"{first.accelerator}, dense {first.precision.upper()}")
+    ax.set_title(powers_as_math(title) if title else f"{first.accelerator}, dense {first.precision.upper()}")
     return fig
 
 
@@ -64,11 +62,11 @@ def plot_hierarchical_roofline(ceilings: list[Ceiling], peak_flops: float, point
                   label=f"{c.level}: {c.bandwidth_bytes_per_s / 1e12:.3g} TB/s")
     for p in points:
         ax.plot(p.intensity_flops_per_byte, p.attainable_flops, "o", color="k")
-        ax.annotate(p.kernel.name, (p.intensity_flops_per_byte, p.attainable_flops),
-                    textcoords="offset points", xytext=(5, -3), fontsize=8)
     ax.set_xlabel("arithmetic intensity against that level (FLOP / byte)")
     ax.set_ylabel("attainable FLOP/s")
     ax.legend(fontsize=8, loc="lower right")
+    place_labels(ax, [(p.intensity_flops_per_byte, p.attainable_flops, p.kernel.name) for p in points],
+                 fontsize=8)
     ax.set_title(title)
     return fig
 
@@ -89,12 +87,11 @@ def plot_measured_roofline(machine, kernels, ax=None, title: str = "your machine
         ax.plot(k.intensity_flops_per_byte, k.predicted_flops, "o", mfc="none", mec="#1f77b4", ms=9)
         ax.plot(k.intensity_flops_per_byte, k.measured_flops, "o", color="#d62728", ms=5)
         ax.plot([k.intensity_flops_per_byte] * 2, [k.predicted_flops, k.measured_flops], color="0.6", lw=0.8)
-        ax.annotate(k.name, (k.intensity_flops_per_byte, k.measured_flops), textcoords="offset points",
-                    xytext=(5, -10), fontsize=8)
     ax.plot([], [], "o", mfc="none", mec="#1f77b4", label="predicted (roofline)")
     ax.plot([], [], "o", color="#d62728", label="measured")
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("FLOP/s")
     ax.legend(fontsize=8, loc="lower right")
+    place_labels(ax, [(k.intensity_flops_per_byte, k.measured_flops, k.name) for k in kernels], fontsize=8)
     ax.set_title(title)
     return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, plural
 from ..simt import LINE_BYTES, SECTOR_BYTES
 
 __all__ = ["plot_lane_timeline", "plot_efficiency_bars", "plot_coalescing"]
@@ -61,9 +61,9 @@ def plot_coalescing(result, ax=None, title: str | None = None):
     ax.set_ylim(-0.5, addr.size - 0.5)
     ax.hlines(lanes, addr, addr + result.bytes_per_access, color="#08519c", lw=3)
     ax.set_xlim(lo, hi)
-    ax.set_xlabel("byte address (lines: 128-byte lines; orange: 32-byte sectors moved)")
+    ax.set_xlabel("byte address (black lines: 128-byte line boundaries; orange: 32-byte sectors moved)")
     ax.set_ylabel("lane")
-    ax.set_title(title or f"{result.n_sectors} sectors, {result.n_lines} lines, "
+    ax.set_title(title or f"{plural(result.n_sectors, 'sector')}, {plural(result.n_lines, 'line')}, "
                           f"{result.bytes_requested} B wanted / {result.bytes_moved} B moved = "
                           f"{100 * result.efficiency:.0f}%", fontsize=10)
     return fig

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import new_axes
+from . import new_axes, powers_as_math, readable_log_ticks
 
 __all__ = ["plot_reuse"]
 
@@ -20,5 +20,6 @@ def plot_reuse(comparison: dict, ax=None, title: str = ""):
     ax.set_xlabel("array side / tile side s")
     ax.set_ylabel("multiply-accumulates per operand load")
     ax.legend(fontsize=8)
-    ax.set_title(title)
+    readable_log_ticks(ax, "y")
+    ax.set_title(powers_as_math(title))
     return fig

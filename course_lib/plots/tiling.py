@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import new_axes, readable_log_ticks
 from ..tiling import FusionResult, TrafficSweep
 
 __all__ = ["plot_tile_traffic", "plot_reuse_hierarchy", "plot_fusion", "plot_load_counts",
@@ -29,6 +29,7 @@ def plot_tile_traffic(sweep: TrafficSweep, ax=None, title: str | None = None):
     ax.set_ylabel("HBM traffic (MB)")
     ax.set_title(title or f"{sweep.m} x {sweep.k} x {sweep.n} matmul, {sweep.bytes_per_element:g} B/element")
     ax.legend(fontsize=8)
+    readable_log_ticks(ax)
     return fig
 
 
