@@ -286,6 +286,18 @@ def _log_misconception(ex_id: str, misconception: Misconception, learner) -> Non
             path.write_text("\n".join(lines[len(lines) // 2:]) + "\n", encoding="utf-8")
         record = {"time": round(time.time()), "exercise": ex_id, "misconception": misconception.key,
                   "learner": learner or ""}
+        if path.exists():                 # the same mistake re-checked (a re-run, `make progress`):
+            with open(path, "rb") as handle:                  # once, until something else happens
+                handle.seek(max(0, path.stat().st_size - 8192))
+                recent = handle.read().decode("utf-8", errors="replace").splitlines()[-50:]
+            same = {k: record[k] for k in ("exercise", "misconception", "learner")}
+            for line in recent:
+                try:
+                    old = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(old, dict) and all(old.get(k) == v for k, v in same.items()):
+                    return
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
     except Exception:  # noqa: BLE001 - logging is best effort, never feedback's problem
