@@ -312,9 +312,18 @@ def _validate_concepts(kind: str, ex) -> None:
 
 
 def _validate_variants(kind: str, ex) -> None:
-    if ex.variants is not None and not isinstance(ex.variants, Variants):
+    if ex.variants is None:
+        return
+    if not isinstance(ex.variants, Variants):
         raise TypeError(f"{kind} {ex.id}: variants must be None or a Variants, "
                         f"got {type(ex.variants).__name__}")
+    for option in ex.variants.options:                 # a mistyped {field} fails here, at import
+        for text in (ex.form, *ex.hints):
+            try:
+                text.format(**option)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(f"{kind} {ex.id}: {text!r} does not format with the variant's "
+                                 f"fields {sorted(option)} ({exc!r}); write literal braces as {{{{ }}}}") from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -325,6 +325,11 @@ def test_variants_are_validated():
         Variants(options=({"a": 1}, {"a": 2}), statement="{b}")
     with pytest.raises(ValueError, match="no variants"):
         variant("04.1")
+    options = Variants(options=({"a": 1}, {"a": 2}), statement="a = {a}")
+    with pytest.raises(ValueError, match="does not format"):
+        ValueExercise("99.1", expected=lambda a: a, form="{b}", hints=("x",), variants=options)
+    with pytest.raises(TypeError, match="Variants"):
+        ValueExercise("99.1", expected=lambda a: a, form="f", hints=("x",), variants={"a": 1})
 
 
 # --------------------------------------------------------------------------------------------
