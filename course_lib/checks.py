@@ -286,6 +286,18 @@ def _log_misconception(ex_id: str, misconception: Misconception, learner) -> Non
             path.write_text("\n".join(lines[len(lines) // 2:]) + "\n", encoding="utf-8")
         record = {"time": round(time.time()), "exercise": ex_id, "misconception": misconception.key,
                   "learner": learner or ""}
+        if path.exists():                 # the same mistake re-checked (a re-run, `make progress`):
+            with open(path, "rb") as handle:                  # once, until something else happens
+                handle.seek(max(0, path.stat().st_size - 8192))
+                recent = handle.read().decode("utf-8", errors="replace").splitlines()[-50:]
+            same = {k: record[k] for k in ("exercise", "misconception", "learner")}
+            for line in recent:
+                try:
+                    old = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(old, dict) and all(old.get(k) == v for k, v in same.items()):
+                    return
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
     except Exception:  # noqa: BLE001 - logging is best effort, never feedback's problem
@@ -300,9 +312,18 @@ def _validate_concepts(kind: str, ex) -> None:
 
 
 def _validate_variants(kind: str, ex) -> None:
-    if ex.variants is not None and not isinstance(ex.variants, Variants):
+    if ex.variants is None:
+        return
+    if not isinstance(ex.variants, Variants):
         raise TypeError(f"{kind} {ex.id}: variants must be None or a Variants, "
                         f"got {type(ex.variants).__name__}")
+    for option in ex.variants.options:                 # a mistyped {field} fails here, at import
+        for text in (ex.form, *ex.hints):
+            try:
+                text.format(**option)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(f"{kind} {ex.id}: {text!r} does not format with the variant's "
+                                 f"fields {sorted(option)} ({exc!r}); write literal braces as {{{{ }}}}") from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -325,6 +325,11 @@ def test_variants_are_validated():
         Variants(options=({"a": 1}, {"a": 2}), statement="{b}")
     with pytest.raises(ValueError, match="no variants"):
         variant("04.1")
+    options = Variants(options=({"a": 1}, {"a": 2}), statement="a = {a}")
+    with pytest.raises(ValueError, match="does not format"):
+        ValueExercise("99.1", expected=lambda a: a, form="{b}", hints=("x",), variants=options)
+    with pytest.raises(TypeError, match="Variants"):
+        ValueExercise("99.1", expected=lambda a: a, form="f", hints=("x",), variants={"a": 1})
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,6 +358,12 @@ def test_a_matched_misconception_is_logged_and_an_unwritable_log_is_ignored(monk
     record = json.loads(log.read_text().splitlines()[-1])
     assert record["exercise"] == "07.2" and record["misconception"] == "hours-for-days"
     assert record["learner"] == "ada"
+    with pytest.raises(ExerciseError):                                # the same mistake re-run:
+        check("07.2", ex.answer("ada") * 24)                          # logged once
+    assert len(log.read_text().splitlines()) == 1
+    with pytest.raises(ExerciseError):
+        check("07.2", ex.answer("ada") / 2)                           # another one: logged
+    assert json.loads(log.read_text().splitlines()[-1])["misconception"] == "sparse-peak"
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("COURSE_HOME", str(blocker / "inside"))
