@@ -491,11 +491,13 @@ def test_a_workspace_file_saved_without_edits_is_still_refreshed(lab, page, tmp_
     name = Path(FIRST_LESSON).name
     path = dest / name
     before, mtime_before = path.read_bytes(), path.stat().st_mtime_ns
-    page.goto(lab.url(f"/lab/tree/{dest.relative_to(ROOT).as_posix()}/{name}"), wait_until="domcontentloaded")
+    # A fresh named workspace, so no tab left by an earlier test covers this one.
+    page.goto(lab.url(f"/lab/workspaces/e2e-save/tree/{dest.relative_to(ROOT).as_posix()}/{name}?reset"),
+              wait_until="domcontentloaded")
     page.wait_for_selector("#jp-main-dock-panel", timeout=OPEN_TIMEOUT_S * 1000)
     panel = _wait_for_notebook(page, name, len(jupytext.read(path).cells))
     _wait_kernel_idle(page, panel, f"opening {name}", OPEN_TIMEOUT_S)
-    panel.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+    panel.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5}, timeout=10_000)
     page.keyboard.press("Control+s")
     _wait_saved(path, mtime_before, f"Ctrl+S in {name}", 30)
     _check(path.read_bytes() == before, f"saving {name} unedited changed it:\n{_changed_text(path, before)}")
