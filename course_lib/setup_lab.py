@@ -9,7 +9,8 @@ Everything is written inside the environment (``sys.prefix``), so the learner's 
   with jupytext serves ``.py`` files as notebooks but opens them in the text editor unless
   ``defaultViewers`` maps them to "Jupytext Notebook"), Markdown files (the course's START.md)
   open rendered, and no "Jupyter news" toast or update check covers the lessons.
-- ``etc/jupyter/jupyter_server_config.d/gpu-ml-course.json``: the maintainers' files
+- ``etc/jupyter/jupyter_server_config.json`` (merged, other settings kept; the server reads the
+  ``.d`` folders for extensions only): the maintainers' files
   (``course_lib/``, ``tests/``, ``tools/``, build files...) are hidden from the file browser, so
   a learner sees the start page, the lessons, the exercises, the solutions and their workspace.
   The library stays importable and readable (``help()``, ``??``, the website); hidden files still
@@ -48,7 +49,7 @@ HIDDEN_FROM_LEARNERS = (
     "course_lib", "tests", "e2e", "tools", "docs", "requirements", "build", "deploy", "*.egg-info",
     "conftest.py", "Makefile", "pyproject.toml", "environment.yml", "postBuild", "LICENSE",
 )
-SERVER_CONFIG_NAME = "gpu-ml-course.json"
+SERVER_CONFIG_NAME = "jupyter_server_config.json"
 
 
 def overrides_path(prefix: str | Path = sys.prefix) -> Path:
@@ -96,7 +97,7 @@ def write_page_config(classroom: bool = False, prefix: str | Path = sys.prefix) 
 
 
 def server_config_path(prefix: str | Path = sys.prefix) -> Path:
-    return Path(prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / SERVER_CONFIG_NAME
+    return Path(prefix) / "etc" / "jupyter" / SERVER_CONFIG_NAME
 
 
 def write_server_config(show_all_files: bool = False, prefix: str | Path = sys.prefix) -> Path:
@@ -112,6 +113,8 @@ def write_server_config(show_all_files: bool = False, prefix: str | Path = sys.p
     manager = config.setdefault("ContentsManager", {})
     if show_all_files:
         manager.pop("hide_globs", None)
+        if not manager:
+            config.pop("ContentsManager")
     else:
         manager["hide_globs"] = list(HIDDEN_FROM_LEARNERS)
     path.write_text(json.dumps(config, indent=2) + "\n")

@@ -460,14 +460,19 @@ def test_make_lab_lands_on_the_start_page(lab, page):
         f"`make lab` would open {lab.landing_url}, not {LANDING}"
     page.goto(lab.landing_url, wait_until="domcontentloaded")
     page.wait_for_selector("#jp-main-dock-panel", timeout=OPEN_TIMEOUT_S * 1000)
-    rendered = page.locator("#jp-main-dock-panel .jp-RenderedMarkdown").first
-    rendered.wait_for(state="visible", timeout=OPEN_TIMEOUT_S * 1000)
-    assert "Start here" in rendered.inner_text(), "START.md is not shown rendered (Markdown Preview)"
+    rendered = page.locator("#jp-main-dock-panel .jp-RenderedMarkdown", has_text="Start here").first
+    try:
+        rendered.wait_for(state="visible", timeout=OPEN_TIMEOUT_S * 1000)
+    except Exception:
+        _screenshot(page, None, BUILD_DIR / "landing-failure.png")
+        pytest.fail("START.md is not shown rendered (Markdown Preview)", pytrace=False)
+    assert page.locator("#jp-main-dock-panel .jp-FileEditor").count() == 0, "START.md opened in the editor"
     link = rendered.locator(f"a[href*='{Path(FIRST_LESSON).name}']").first
     time.sleep(3)  # the news toast, when on, appears a moment after the page loads
     toasts = page.locator(".Toastify__toast").all_text_contents()
     assert not [t for t in toasts if "news" in t.lower()], f"a news toast is shown: {toasts}"
-    listed = set(page.locator(".jp-FileBrowser .jp-DirListing-itemText").all_text_contents())
+    _screenshot(page, None, BUILD_DIR / "landing.png")
+    listed = {t.strip() for t in page.locator(".jp-FileBrowser .jp-DirListing-itemText").all_text_contents()}
     for hidden in ("course_lib", "tests", "tools", "e2e", "pyproject.toml"):
         assert hidden not in listed, f"the file browser lists {hidden!r}: {sorted(listed)}"
     assert {"notebooks", "exercises", "START.md"} <= listed, sorted(listed)
@@ -486,11 +491,13 @@ def test_a_workspace_file_saved_without_edits_is_still_refreshed(lab, page, tmp_
     name = Path(FIRST_LESSON).name
     path = dest / name
     before, mtime_before = path.read_bytes(), path.stat().st_mtime_ns
-    page.goto(lab.url(f"/lab/tree/{dest.relative_to(ROOT).as_posix()}/{name}"), wait_until="domcontentloaded")
+    # A fresh named workspace, so no tab left by an earlier test covers this one.
+    page.goto(lab.url(f"/lab/workspaces/e2e-save/tree/{dest.relative_to(ROOT).as_posix()}/{name}?reset"),
+              wait_until="domcontentloaded")
     page.wait_for_selector("#jp-main-dock-panel", timeout=OPEN_TIMEOUT_S * 1000)
     panel = _wait_for_notebook(page, name, len(jupytext.read(path).cells))
     _wait_kernel_idle(page, panel, f"opening {name}", OPEN_TIMEOUT_S)
-    panel.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})
+    panel.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5}, timeout=10_000)
     page.keyboard.press("Control+s")
     _wait_saved(path, mtime_before, f"Ctrl+S in {name}", 30)
     _check(path.read_bytes() == before, f"saving {name} unedited changed it:\n{_changed_text(path, before)}")

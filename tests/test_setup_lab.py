@@ -42,7 +42,18 @@ def test_maintainers_files_hidden_from_the_file_browser_unless_asked(tmp_path):
     assert {"course_lib", "tests", "__pycache__"} <= set(globs)
     assert not {"notebooks", "exercises", "solutions", "my_work"} & set(globs)
     setup_lab.write_server_config(show_all_files=True, prefix=tmp_path)
-    assert "hide_globs" not in json.loads(path.read_text())["ContentsManager"]
+    assert "ContentsManager" not in json.loads(path.read_text())
+
+
+def test_the_server_reads_the_hidden_files_setting(tmp_path, monkeypatch):
+    """jupyter_server reads general settings from jupyter_server_config.json, not a .d folder."""
+    from jupyter_server.serverapp import ServerApp
+
+    setup_lab.write_server_config(prefix=tmp_path)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "etc" / "jupyter"))
+    app = ServerApp()
+    app.load_config_file()
+    assert "course_lib" in app.config.ContentsManager.hide_globs
 
 
 def test_help_is_printed(capsys):
