@@ -98,7 +98,7 @@ def pytest_collect_file(file_path: Path, parent):
 _LESSON_NAME = re.compile(r"\d\d_\w+\.py$")
 _WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 # Cells whose printed numbers come from this machine's clock, not from the course's formulas.
-_MEASURING = re.compile(r"\bmeasure\w*\s*\(|perf_counter|timeit|time\.time\s*\(|Progress\s*\(|tqdm|\bbench\w*\s*\(")
+_MEASURING = re.compile(r"\bmeasure\w*\s*\(|perf_counter|timeit|time\.time\s*\(|Progress\s*\(|tqdm|tracemalloc|\bbench\w*\s*\(")
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:[,_]\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 _EXPLORER_CALL = re.compile(r"\b\w*(explorer|Explorer)\w*\s*\(")
