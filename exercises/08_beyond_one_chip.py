@@ -12,7 +12,8 @@
 # # 08 · Exercises: beyond one chip
 #
 # Four exercises on lesson 08: a prediction, a computation on a real accelerator, an exploration
-# with the ring simulator, and a function to write. Put your answer in each exercise cell where
+# with the ring simulator, a function to write, and a design decision on a shared GPU (08.6, where
+# several answers are valid). Put your answer in each exercise cell where
 # it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
 # right; otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("08.2", 2)` shows the next hint.
