@@ -343,6 +343,7 @@ expected_empty = (16 - 1) / 2 * lengths.size
 print(f"empty slots with 16-token blocks: {a16.paged_tokens - a16.used_tokens} counted, "
       f"about {expected_empty:.0f} from (B - 1)/2 per request")
 assert abs((a16.paged_tokens - a16.used_tokens) / expected_empty - 1) < 0.1
+assert 0.6 < a16.contiguous_waste < 0.8 and a16.paged_waste < 0.04       # the prose below: vLLM's ranges
 kv_budget = h100.mem_capacity - weight_bytes(llama8, "bf16")
 kv_tok = llama8.kv_bytes_per_token("bf16")
 fit_contiguous = int(kv_budget // (max_len * kv_tok))

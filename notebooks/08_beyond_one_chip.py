@@ -205,6 +205,7 @@ print(f"each chip sends {one_dim.bytes_per_chip / 1e9:.2f} GB on either network 
 print(f"v5p torus, one dimension at a time: {one_dim.time_s * 1e3:.0f} ms; all three at once: "
       f"{all_dims.time_s * 1e3:.0f} ms; H100 flat ring over NDR: {ring_h100 * 1e3:.0f} ms")
 assert np.isclose(one_dim.bytes_per_chip, collective_bytes_per_rank("all_reduce", grad_bytes, p_chips))
+assert 100 <= one_dim.steps < 110 and 12000 < 2 * (p_chips - 1) < 13000           # the prose below
 # Second way: a 1-dimensional torus is a bidirectional ring; its time is the ring formula with
 # twice the bandwidth.
 ring_check = torus_all_reduce(grad_bytes, (p_chips,), link_v5p, alpha_ici)
