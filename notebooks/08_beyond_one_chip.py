@@ -522,6 +522,11 @@ print(f"seven 1g.10gb instances: {sum(s.peak('bf16') for s in seven) / 1e12:.0f}
       f"bandwidth, stay unused")
 print(f"3g.40gb + 2g.20gb + 1g.10gb x 2 fit one H100: {fits_on_gpu(['3g.40gb', '2g.20gb', '1g.10gb', '1g.10gb'])}; "
       f"4g.40gb x 2: {fits_on_gpu(['4g.40gb', '4g.40gb'])}")
+from course_lib.plots.sharing import plot_slice_rooflines
+
+fig = plot_slice_rooflines([mig_accelerator(p) for p in mig_profiles("H100 SXM")],
+                           title="H100 SXM MIG profiles, dense BF16: one roofline each")
+plt.show()
 
 # %% [markdown]
 # A slice's ridge point depends on its shape: 1g.20gb has twice the bandwidth per SM of 1g.10gb,

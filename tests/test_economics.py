@@ -414,3 +414,23 @@ def test_batching_bounds_and_ordering():
         simulate_batching(arr[::-1], out, 9)
     with pytest.raises(ValueError, match="one length"):
         simulate_batching(arr, out[:-1], 9)
+
+
+def test_new_economics_plots_draw_and_refuse_wrong_inputs():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from course_lib.plots.economics import plot_batching, plot_kv_waste
+    lengths = np.random.default_rng(1108).integers(1, 900, 131)
+    fig = plot_kv_waste([kv_allocation(lengths, 1000, b) for b in (1, 8, 64)])
+    assert len(fig.axes[0].get_lines()) == 2
+    plt.close(fig)
+    arr, out = _trace(1109, 120, 0.5, 6)
+    runs = [simulate_batching(arr, out, 6, p) for p in ("static", "continuous")]
+    fig = plot_batching([0.5], runs[:1], runs[1:], step_s=0.01)
+    assert len(fig.axes) == 2
+    plt.close(fig)
+    with pytest.raises(TypeError, match="KVAllocation"):
+        plot_kv_waste([1, 2])
+    with pytest.raises(TypeError, match="BatchingRun"):
+        plot_batching([0.5, 0.6], runs[:1], runs[1:])

@@ -60,3 +60,16 @@ def test_lookup_is_forgiving_and_errors_name_the_choices():
         mig_profiles("L4")
     with pytest.raises(ValueError, match="at least one"):
         fits_on_gpu([])
+
+
+def test_slice_rooflines_draw_one_line_per_slice():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from course_lib.plots.sharing import plot_slice_rooflines
+    slices = [mig_accelerator(p) for p in mig_profiles("A100 SXM 80GB")]
+    fig = plot_slice_rooflines(slices, "bf16")
+    assert len(fig.axes[0].get_lines()) == 2 * len(slices)         # a roof and a ridge marker each
+    plt.close(fig)
+    with pytest.raises(TypeError, match="Accelerator"):
+        plot_slice_rooflines(["3g.40gb"])
