@@ -20,6 +20,7 @@ The models live in ``data/models.toml`` with their sources; accelerators come fr
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -775,7 +776,6 @@ def simulate_batching(arrival_steps, output_tokens, slots, policy="continuous") 
     start = np.empty(n, dtype=np.int64)
     finish = np.empty(n, dtype=np.int64)
     if pol == "continuous":
-        import heapq
         free = [0] * b                       # the step at which each slot is next free
         for i in range(n):
             s = max(int(arr[i]), heapq.heappop(free))

@@ -20,6 +20,7 @@ import functools
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
+from types import MappingProxyType
 
 from ._validate import lookup_by_name, name_key
 from .hardware import Accelerator, get_accelerator
@@ -97,7 +98,6 @@ def mig_accelerator(profile, gpu="H100 SXM") -> Accelerator:
     acc = get_accelerator(gpu)
     p = get_mig_profile(profile, acc)
     peaks = {k: v * p.compute_fraction for k, v in acc.peak_flops.items()}
-    from types import MappingProxyType
     return dataclasses.replace(
         acc, name=f"{acc.name} MIG {p.name}", aliases=(), peak_flops=MappingProxyType(peaks),
         mem_bandwidth=acc.mem_bandwidth * p.memory_fraction, mem_capacity=p.memory_gb * 1e9,
