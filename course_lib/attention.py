@@ -25,9 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_array, check_bool, check_int, check_number
+from ._validate import check_array, check_bool, check_choice, check_int, check_number
 
 __all__ = [
+    "H100_SFU_FLOPS_FA3",
+    "exp_to_matmul_time",
+    "WarpgroupSchedule",
+    "warpgroup_schedule",
+    "fp8_scores_error",
     "naive_attention",
     "flash_attention",
     "online_softmax_update",
@@ -382,3 +387,121 @@ def attention_traffic_sweep(ns, d=64, block_size=DEFAULT_BLOCK_SIZE, sram_elemen
         paper_elements=np.array([paper_flash_hbm_elements(int(x), d, sram_elements) for x in ns]),
         counted_n=count_ns, counted_elements=np.array(counted, dtype=float),
         bytes_per_element=float(bytes_per_element), current_n=current_n)
+
+
+
+# ----------------------------------------------------------------------------------------------
+# FlashAttention-3 on Hopper: exponentials against matmuls, ping-pong warpgroups, FP8 scores
+# ----------------------------------------------------------------------------------------------
+
+#: Special-function (exp) throughput of the H100 SXM5 as FlashAttention-3 states it: "989 TFLOPS
+#: of FP16 matmul but only 3.9 TFLOPS of special functions" (Shah et al. 2024, arXiv:2407.08608,
+#: section 3.1). NVIDIA's datasheets give no such figure; it is the paper's.
+H100_SFU_FLOPS_FA3 = 3.9e12
+
+
+def exp_to_matmul_time(head_dim, matmul_flops_per_s, exp_per_s=H100_SFU_FLOPS_FA3) -> float:
+    """Time of the exponentials over the time of the matmuls, per attention score.
+
+    Each score needs one exp and 4d matmul FLOP (2d in Q K^T, 2d in P V):
+        ratio = (1 / exp_per_s) / (4 d / matmul_flops_per_s)
+    H100, d = 128: (1 / 3.9e12) / (512 / 989e12) = 0.50.
+    """
+    d = check_int("head_dim", head_dim, min_value=1)
+    mm = check_number("matmul_flops_per_s", matmul_flops_per_s, min_value=0, allow_min=False)
+    ex = check_number("exp_per_s", exp_per_s, min_value=0, allow_min=False)
+    return (1.0 / ex) / (4.0 * d / mm)
+
+
+@dataclass(frozen=True)
+class WarpgroupSchedule:
+    """Warpgroups sharing one tensor-core pipe: each alternates a GEMM and a softmax per block."""
+
+    groups: int
+    blocks_per_group: int
+    gemm_s: float
+    softmax_s: float
+    gemm_start_s: np.ndarray          # (groups, blocks): when each block's GEMM started
+    makespan_s: float
+
+    @property
+    def tensor_busy_fraction(self) -> float:
+        """Share of the run the tensor cores spend on GEMMs."""
+        return self.groups * self.blocks_per_group * self.gemm_s / self.makespan_s
+
+
+def warpgroup_schedule(gemm_s, softmax_s, blocks_per_group, groups=2) -> WarpgroupSchedule:
+    """Simulate ``groups`` warpgroups that each run GEMM then softmax on ``blocks_per_group`` blocks.
+
+    The GEMMs share the tensor cores (one at a time, first ready first served); a softmax runs on
+    its own warpgroup's units and overlaps other groups' GEMMs. This is FlashAttention-3's
+    "ping-pong" scheduling (Shah et al. 2024, section 3.1) reduced to its timing. Closed forms:
+    one group takes blocks x (gemm + softmax); two groups with softmax <= gemm take
+    2 x blocks x gemm + softmax.
+    """
+    g = check_number("gemm_s", gemm_s, min_value=0, allow_min=False)
+    s = check_number("softmax_s", softmax_s, min_value=0)
+    n = check_int("blocks_per_group", blocks_per_group, min_value=1, max_value=100_000)
+    k = check_int("groups", groups, min_value=1, max_value=64)
+    ready = np.zeros(k)
+    done = np.zeros(k, dtype=int)
+    starts = np.zeros((k, n))
+    tensor_free = 0.0
+    for _ in range(k * n):
+        waiting = np.flatnonzero(done < n)
+        i = waiting[np.argmin(ready[waiting])]            # first ready (lowest index on a tie)
+        start = max(ready[i], tensor_free)
+        starts[i, done[i]] = start
+        tensor_free = start + g
+        ready[i] = start + g + s
+        done[i] += 1
+    return WarpgroupSchedule(k, n, g, s, starts, float(ready.max()))
+
+
+def _hadamard(n: int) -> np.ndarray:
+    h = np.ones((1, 1))
+    while h.shape[0] < n:
+        h = np.block([[h, h], [h, -h]])
+    return h / np.sqrt(n)
+
+
+def fp8_scores_error(q, k, scaling="tensor", block_rows=64, rotate=False, rng=None) -> float:
+    """Relative RMS error of Q K^T when Q and K are cast to FP8 E4M3 first.
+
+    ``scaling``: "tensor" (one scale each for Q and K, their max mapped to E4M3's 448) or
+    "block" (one scale per ``block_rows`` rows, as FlashAttention-3 quantises per tile).
+    ``rotate``: multiply Q and K by the same random orthogonal matrix M (a Hadamard matrix
+    with random signs) before casting; (QM)(KM)^T = Q K^T, and the rotation spreads an outlier
+    feature over all d features ("incoherent processing", Shah et al. 2024, section 3.3).
+    d must be a power of two when rotating. Error: ||S_fp8 - S|| / ||S|| (Frobenius).
+    """
+    from .formats import round_to_format
+    qa = check_array("q", q, ndim=2)
+    ka = check_array("k", k, ndim=2)
+    if qa.shape[1] != ka.shape[1]:
+        raise ValueError(f"q and k must have the same head dimension, got {qa.shape[1]} and {ka.shape[1]}")
+    mode = check_choice("scaling", scaling, ("tensor", "block"))
+    br = check_int("block_rows", block_rows, min_value=1)
+    rot = check_bool("rotate", rotate)
+    exact = qa @ ka.T
+    if rot:
+        d = qa.shape[1]
+        if d & (d - 1):
+            raise ValueError(f"rotate=True needs a power-of-two head dimension, got {d}")
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError("rotate=True needs rng, a numpy Generator, for the random signs")
+        m = _hadamard(d) * rng.choice([-1.0, 1.0], size=d)[None, :]
+        qa, ka = qa @ m, ka @ m
+
+    def cast(x):
+        out = np.empty_like(x)
+        step = x.shape[0] if mode == "tensor" else br
+        for r0 in range(0, x.shape[0], step):
+            blk = x[r0:r0 + step]
+            scale = 448.0 / max(float(np.abs(blk).max()), np.finfo(float).tiny)
+            out[r0:r0 + step] = round_to_format(blk * scale, "fp8_e4m3", saturate=True) / scale
+        return out
+
+    approx = cast(qa) @ cast(ka).T
+    return float(np.linalg.norm(approx - exact) / np.linalg.norm(exact))
+

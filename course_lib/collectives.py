@@ -26,7 +26,11 @@ per direction; the catalog stores NVLink and PCIe as both directions together, s
 
 from __future__ import annotations
 
+import functools
+import math
+import tomllib
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
 
@@ -53,6 +57,11 @@ __all__ = [
     "simulate_ring_all_reduce",
     "ring_all_reduce_link_bytes",
     "simulated_time_s",
+    "TpuPod",
+    "tpu_pods",
+    "get_tpu_pod",
+    "TorusAllReduce",
+    "torus_all_reduce",
 ]
 
 #: InfiniBand NDR: 400 Gb/s per port and direction = 400e9 / 8 = 50e9 bytes/s.
@@ -334,3 +343,97 @@ def simulated_time_s(trace: RingTrace, link=None, *, bandwidth_bytes_per_s=None,
     if trace.n_steps == 0:
         return 0.0
     return float(np.sum(alpha + trace.step_bytes.max(axis=1) / bw))
+
+
+
+# ----------------------------------------------------------------------------------------------
+# TPU pods: a torus of chips joined by ICI, and collectives on it
+
+@dataclass(frozen=True)
+class TpuPod:
+    """One TPU generation's pod as Google's documentation states it (``data/tpu_pods.toml``)."""
+
+    accelerator: str
+    chips: int
+    topology: str
+    max_slice: tuple
+    source: str
+    ici_ports_per_chip: int | None = None
+    allreduce_bytes_per_s: float | None = None        # Google's "all-reduce bandwidth per Pod"
+    bisection_bytes_per_s: float | None = None
+    optical_circuit_switches: bool = False
+
+
+@functools.lru_cache(maxsize=1)
+def _pods() -> dict:
+    text = resources.files("course_lib").joinpath("data/tpu_pods.toml").read_bytes()
+    pods = {}
+    for e in tomllib.loads(text.decode("utf-8"))["pod"]:
+        acc = get_accelerator(e["accelerator"])
+        tb = lambda key: None if key not in e else float(e[key]) * 1e12      # noqa: E731
+        pods[acc.name] = TpuPod(acc.name, int(e["chips"]), e["topology"], tuple(int(d) for d in e["max_slice"]),
+                                e["source"], e.get("ici_ports_per_chip"), tb("allreduce_tb_per_s"),
+                                tb("bisection_tb_per_s"), bool(e.get("optical_circuit_switches", False)))
+    return pods
+
+
+def tpu_pods() -> list[TpuPod]:
+    """Every stored TPU pod, oldest generation first."""
+    return list(_pods().values())
+
+
+def get_tpu_pod(accelerator) -> TpuPod:
+    acc = get_accelerator(accelerator)
+    if acc.name not in _pods():
+        raise ValueError(f"no TPU pod stored for {acc.name!r}; known: {', '.join(_pods())}")
+    return _pods()[acc.name]
+
+
+@dataclass(frozen=True)
+class TorusAllReduce:
+    """An all-reduce on a torus, one bidirectional ring per dimension (alpha-beta model)."""
+
+    dims: tuple
+    nbytes: float
+    link_bytes_per_s: float          # one link, one direction
+    latency_s: float
+    concurrent_dims: bool
+    steps: int                       # synchronous ring steps on the critical path
+    bytes_per_chip: float            # bytes each chip sends in total
+    time_s: float
+
+
+def torus_all_reduce(nbytes, dims, link_bytes_per_s, latency_s=0.0, concurrent_dims=False) -> TorusAllReduce:
+    """All-reduce ``nbytes`` on a torus of shape ``dims`` (e.g. (16, 16, 24)).
+
+    Reduce-scatter along each dimension in turn, then all-gather back. Along a dimension of size
+    d every chip runs a ring in both directions at once (two links, ``link_bytes_per_s`` each
+    way), on the data left after the earlier dimensions: S, S/d1, S/(d1 d2), ... So
+
+        bytes per chip = 2 S (1 - 1/p)                 (p = d1 d2 ..., the bandwidth-optimal bound)
+        steps          = 2 sum(d_i - 1)                (a switched ring of p chips: 2(p - 1))
+        time           = steps alpha + bytes per chip / (2 beta_link)
+
+    ``concurrent_dims`` splits S into one part per dimension, each part visiting the dimensions in
+    a rotated order, so all 2k links of a k-dimensional torus carry data at once: the bandwidth
+    term divides by k (the latency term stays).
+    """
+    s = check_number("nbytes", nbytes, min_value=0)
+    shape = tuple(check_int("dims", d, min_value=1, max_value=1_000_000) for d in dims)
+    if not shape or len(shape) > 4:
+        raise ValueError(f"dims must hold one to four torus dimensions, got {dims!r}")
+    beta = check_number("link_bytes_per_s", link_bytes_per_s, min_value=0, allow_min=False)
+    alpha = check_number("latency_s", latency_s, min_value=0)
+    if not isinstance(concurrent_dims, bool):
+        raise TypeError(f"concurrent_dims must be True or False, got {concurrent_dims!r}")
+    p = math.prod(shape)
+    remaining, sent = s, 0.0
+    for d in shape:
+        sent += (d - 1) / d * remaining          # reduce-scatter along this dimension
+        remaining /= d
+    per_chip = 2 * sent                          # and the all-gather that mirrors it
+    steps = 2 * sum(d - 1 for d in shape)
+    links_busy = 2 * (len(shape) if concurrent_dims else 1)
+    time = steps * alpha + per_chip / (links_busy * beta)
+    assert math.isclose(per_chip, 2 * s * (1 - 1 / p), rel_tol=1e-9, abs_tol=1e-9)
+    return TorusAllReduce(shape, s, beta, alpha, concurrent_dims, steps, per_chip, time)

@@ -20,6 +20,7 @@ The models live in ``data/models.toml`` with their sources; accelerators come fr
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ._validate import check_bool, check_choice, check_int, check_number, lookup_by_name, name_key
+from ._validate import check_array, check_bool, check_choice, check_int, check_number, lookup_by_name, name_key
 from .hardware import bytes_per_element, get_accelerator
 from .roofline import Kernel
 
@@ -60,6 +61,14 @@ __all__ = [
     "cost_per_million_tokens_usd",
     "EXAMPLE_PRICE_USD_PER_DEVICE_HOUR",
     "PRECISION_SCHEMES",
+    "CHINCHILLA_TOKENS_PER_PARAM",
+    "ComputeOptimal",
+    "compute_optimal",
+    "KVAllocation",
+    "kv_allocation",
+    "BatchingRun",
+    "simulate_batching",
+    "request_trace",
 ]
 
 #: FLOP per parameter per training token: 2 forward (a multiply and an add per weight) and
@@ -580,3 +589,209 @@ def cost_per_million_tokens_usd(tokens_per_s, price_usd_per_device_hour, n_devic
     price = check_number("price_usd_per_device_hour", price_usd_per_device_hour, min_value=0)
     g = check_int("n_devices", n_devices, min_value=1)
     return price * g / 3600.0 / rate * 1e6
+
+
+# ----------------------------------------------------------------------------------------------
+# Scaling laws: how to split a compute budget between parameters and tokens
+# ----------------------------------------------------------------------------------------------
+
+#: Tokens per parameter at the compute-optimal point, Hoffmann et al. 2022 ("Chinchilla"): their
+#: three approaches put N and D each proportional to about C^0.5, and their 70B model trained on
+#: 1.4T tokens (20 per parameter) used Gopher's budget. A rule of thumb read off their fits, not a law.
+CHINCHILLA_TOKENS_PER_PARAM = 20.0
+
+
+@dataclass(frozen=True)
+class ComputeOptimal:
+    """The compute-optimal model size and token count for a FLOP budget."""
+
+    compute_flops: float
+    tokens_per_param: float
+    params: float
+    tokens: float
+
+    @property
+    def check_flops(self) -> float:
+        """6 N D from the answer: equals ``compute_flops`` (a second way through C = 6ND)."""
+        return TRAINING_FLOPS_PER_PARAM_PER_TOKEN * self.params * self.tokens
+
+
+def compute_optimal(compute_flops, tokens_per_param=CHINCHILLA_TOKENS_PER_PARAM) -> ComputeOptimal:
+    """N and D that spend ``compute_flops`` with D = r N tokens (r = tokens per parameter).
+
+        C = 6 N D and D = r N   =>   N = sqrt(C / (6 r)),  D = r N
+
+    Gopher's budget, 5.76e23 FLOP, at r = 20: N = sqrt(5.76e23 / 120) = 69.3e9 parameters and
+    D = 1.39e12 tokens (Chinchilla: 70B on 1.4T).
+    """
+    c = check_number("compute_flops", compute_flops, min_value=0, allow_min=False)
+    r = check_number("tokens_per_param", tokens_per_param, min_value=0, allow_min=False)
+    n = math.sqrt(c / (TRAINING_FLOPS_PER_PARAM_PER_TOKEN * r))
+    return ComputeOptimal(c, r, n, r * n)
+
+
+# ----------------------------------------------------------------------------------------------
+# Paged KV cache: what reserving memory per request wastes
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KVAllocation:
+    """KV-cache slots (in tokens) for a set of requests under two allocation schemes.
+
+    ``used_tokens``: tokens the requests actually hold. ``contiguous_tokens``: each request
+    reserves ``max_tokens`` up front (a contiguous buffer for the longest sequence allowed).
+    ``paged_tokens``: each request holds ceil(length / block) blocks of ``block_tokens``.
+    """
+
+    lengths: np.ndarray
+    max_tokens: int
+    block_tokens: int
+    used_tokens: int
+    contiguous_tokens: int
+    paged_tokens: int
+
+    @property
+    def contiguous_waste(self) -> float:
+        """Fraction of the reserved slots that hold no token."""
+        return 1.0 - self.used_tokens / self.contiguous_tokens
+
+    @property
+    def paged_waste(self) -> float:
+        return 1.0 - self.used_tokens / self.paged_tokens
+
+
+def kv_allocation(lengths, max_tokens, block_tokens=16) -> KVAllocation:
+    """Reserved KV slots for requests of ``lengths`` tokens: contiguous at ``max_tokens`` each,
+    or paged in blocks of ``block_tokens``.
+
+        contiguous = n * max_tokens
+        paged      = sum(ceil(L / block) * block)      (only the last block is part-filled)
+
+    Lengths [100, 17, 250], max 2048, block 16: used 367, contiguous 6144 (94% waste),
+    paged 112 + 32 + 256 = 400 (8% waste).
+    """
+    lens = check_array("lengths", lengths, ndim=1)
+    if lens.size == 0:
+        raise ValueError("lengths must hold at least one request length")
+    if np.any(lens != np.round(lens)) or np.any(lens < 1):
+        raise ValueError("lengths must be whole numbers of tokens, each >= 1")
+    mx = check_int("max_tokens", max_tokens, min_value=1)
+    blk = check_int("block_tokens", block_tokens, min_value=1, max_value=mx)
+    lens = lens.astype(np.int64)
+    if lens.max() > mx:
+        raise ValueError(f"lengths must be <= max_tokens = {mx}, got a request of {int(lens.max())} tokens")
+    paged = int((-(-lens // blk) * blk).sum())
+    return KVAllocation(lens, mx, blk, int(lens.sum()), int(lens.size) * mx, paged)
+
+
+# ----------------------------------------------------------------------------------------------
+# Static against continuous batching: a discrete-time simulation of decode steps
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BatchingRun:
+    """One simulated serving run; times are in decode steps (one token per sequence per step).
+
+    ``latency_steps`` runs from a request's arrival to its last token.
+    """
+
+    policy: str
+    slots: int
+    arrival_steps: np.ndarray
+    output_tokens: np.ndarray
+    start_steps: np.ndarray
+    finish_steps: np.ndarray
+    busy_slot_steps: int            # slot-steps spent producing tokens
+    held_slot_steps: int            # slot-steps a request held its slot (static: until the batch ends)
+
+    @property
+    def latency_steps(self) -> np.ndarray:
+        return self.finish_steps - self.arrival_steps
+
+    @property
+    def total_steps(self) -> int:
+        return int(self.finish_steps.max())
+
+    @property
+    def tokens(self) -> int:
+        return int(self.output_tokens.sum())
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Throughput over the run: every generated token / the step the last one came out."""
+        return self.tokens / self.total_steps
+
+    def latency_percentile_steps(self, q) -> float:
+        return float(np.percentile(self.latency_steps, check_number("q", q, min_value=0, max_value=100)))
+
+
+def request_trace(rng, n_requests, mean_output_tokens, arrivals_per_step, sigma=1.0, max_output_tokens=None):
+    """Random requests: Poisson arrivals and log-normal output lengths (whole tokens, >= 1).
+
+    Gaps between arrivals are exponential with mean 1 / ``arrivals_per_step``, rounded down to
+    whole steps; lengths are log-normal with mean ``mean_output_tokens`` and shape ``sigma``,
+    capped at ``max_output_tokens``. Returns (arrival_steps, output_tokens), both int arrays.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+    n = check_int("n_requests", n_requests, min_value=1, max_value=1_000_000)
+    mean = check_number("mean_output_tokens", mean_output_tokens, min_value=1)
+    rate = check_number("arrivals_per_step", arrivals_per_step, min_value=0, allow_min=False)
+    s = check_number("sigma", sigma, min_value=0, max_value=3)
+    cap = None if max_output_tokens is None else check_int("max_output_tokens", max_output_tokens, min_value=1)
+    arrivals = np.floor(np.cumsum(rng.exponential(1.0 / rate, n))).astype(np.int64)
+    lengths = rng.lognormal(np.log(mean) - s * s / 2, s, n)
+    lengths = np.maximum(1, np.round(lengths)).astype(np.int64)
+    if cap is not None:
+        lengths = np.minimum(lengths, cap)
+    return arrivals, lengths
+
+
+def simulate_batching(arrival_steps, output_tokens, slots, policy="continuous") -> BatchingRun:
+    """Serve requests with ``slots`` sequences per decode step, first come first served.
+
+    ``static``: when the engine is free it takes up to ``slots`` waiting requests (or waits for
+    the next arrival) and runs them until the longest is done; every request of the batch returns
+    at the end, and a finished sequence's slot idles (request-level scheduling, as Orca, Yu et al.
+    2022, section 2, describes it). ``continuous``: at every step a free slot takes the next
+    waiting request (iteration-level scheduling, Orca), so request i starts at
+    max(arrival_i, the first slot free) and finishes output_tokens_i steps later.
+
+    Bound for a second way: at most ``slots`` tokens per step, so the run takes at least
+    sum(output_tokens) / slots steps. Cost: O(n log slots) for continuous, O(n) for static.
+    """
+    arr = check_array("arrival_steps", arrival_steps, ndim=1)
+    out = check_array("output_tokens", output_tokens, ndim=1)
+    if arr.shape != out.shape or arr.size == 0:
+        raise ValueError(f"arrival_steps and output_tokens must be non-empty and of one length, got "
+                         f"{arr.size} and {out.size}")
+    if np.any(arr != np.round(arr)) or np.any(arr < 0) or np.any(np.diff(arr) < 0):
+        raise ValueError("arrival_steps must be whole, non-negative and in arrival order")
+    if np.any(out != np.round(out)) or np.any(out < 1):
+        raise ValueError("output_tokens must be whole numbers >= 1")
+    b = check_int("slots", slots, min_value=1, max_value=100_000)
+    pol = check_choice("policy", policy, ("continuous", "static"))
+    arr, out = arr.astype(np.int64), out.astype(np.int64)
+    n = arr.size
+    start = np.empty(n, dtype=np.int64)
+    finish = np.empty(n, dtype=np.int64)
+    if pol == "continuous":
+        free = [0] * b                       # the step at which each slot is next free
+        for i in range(n):
+            s = max(int(arr[i]), heapq.heappop(free))
+            start[i] = s
+            finish[i] = s + out[i]
+            heapq.heappush(free, int(finish[i]))
+        held = int(out.sum())
+    else:
+        t, i, held = 0, 0, 0
+        while i < n:
+            t = max(t, int(arr[i]))
+            j = i + int(np.searchsorted(arr[i:i + b], t, side="right"))   # arrived by t, at most b
+            duration = int(out[i:j].max())
+            start[i:j] = t
+            finish[i:j] = t + duration
+            held += duration * (j - i)
+            t += duration
+            i = j
+    return BatchingRun(pol, b, arr, out, start, finish, int(out.sum()), held)

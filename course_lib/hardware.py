@@ -226,9 +226,10 @@ def _catalog() -> dict:
 
 
 def list_accelerators(kind: str | None = None) -> list[str]:
-    """Names of every accelerator in the catalog, in catalog order; ``kind`` filters 'gpu'/'tpu'."""
-    if kind is not None and kind not in ("gpu", "tpu"):
-        raise ValueError(f"kind must be None, 'gpu' or 'tpu', got {kind!r}")
+    """Names of every accelerator in the catalog, in catalog order; ``kind`` filters 'gpu', 'tpu'
+    or 'other' (accelerators that are neither: AWS Trainium, Intel Gaudi)."""
+    if kind is not None and kind not in ("gpu", "tpu", "other"):
+        raise ValueError(f"kind must be None, 'gpu', 'tpu' or 'other', got {kind!r}")
     seen = []
     for acc in _catalog().values():
         if acc.name not in seen and (kind is None or acc.kind == kind):

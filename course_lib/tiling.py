@@ -51,6 +51,9 @@ __all__ = [
     "strong_matmul_cases",
     "KernelCheck",
     "check_matmul_kernel",
+    "GraphTraffic",
+    "graph_traffic",
+    "layernorm_gelu_residual_graph",
 ]
 
 
@@ -585,3 +588,115 @@ def check_matmul_kernel(kernel, cases, tolerance=None) -> KernelCheck:
             worst, where = err, (a.shape[0], a.shape[1], b.shape[1])
     name = getattr(kernel, "__name__", repr(kernel))
     return KernelCheck(name, worst <= tol, worst, where, tol, len(cases))
+
+
+
+# --------------------------------------------------------------------------- what a fusing compiler removes
+
+@dataclass(frozen=True)
+class GraphTraffic:
+    """HBM bytes of an operator graph run as the given kernels (a partition of its ops)."""
+
+    kernels: tuple            # tuple of tuples of op names, one per kernel
+    read_bytes: tuple         # per kernel: tensors it reads that it did not produce
+    write_bytes: tuple        # per kernel: tensors it produces that leave it (another kernel or the graph's output)
+    flops: float
+
+    @property
+    def bytes_moved(self) -> float:
+        return float(sum(self.read_bytes) + sum(self.write_bytes))
+
+    @property
+    def n_kernels(self) -> int:
+        return len(self.kernels)
+
+
+def graph_traffic(ops, sizes, kernels, outputs) -> GraphTraffic:
+    """Count the HBM traffic of an operator graph when its ops are grouped into kernels.
+
+    ``ops``: sequence of ``(name, inputs, outputs, flops)``; ``sizes``: bytes of every tensor;
+    ``kernels``: a partition of the op names, one group per kernel (ops in graph order);
+    ``outputs``: tensors the graph must leave in memory. Inside a kernel a tensor stays on chip;
+    a kernel reads each tensor it needs from outside it once, and writes each tensor it makes
+    that a later kernel reads or the graph returns. So fusing everything costs one read of the
+    graph's inputs and one write of its outputs; one kernel per op costs every intermediate twice.
+    """
+    op_list = []
+    for op in ops:
+        if not (isinstance(op, tuple) and len(op) == 4):
+            raise TypeError(f"ops must hold (name, inputs, outputs, flops) tuples, got {op!r}")
+        name, ins, outs, fl = op
+        op_list.append((str(name), tuple(ins), tuple(outs), check_number(f"flops of {name}", fl, min_value=0)))
+    names = [o[0] for o in op_list]
+    if len(set(names)) != len(names):
+        raise ValueError("op names must be unique")
+    producer = {}
+    for name, _, outs, _ in op_list:
+        for t in outs:
+            if t in producer:
+                raise ValueError(f"tensor {t!r} is produced twice")
+            producer[t] = name
+    for name, ins, outs, _ in op_list:
+        for t in ins + outs:
+            if t not in sizes:
+                raise ValueError(f"sizes has no entry for tensor {t!r} (used by op {name!r})")
+    groups = [tuple(str(n) for n in g) for g in kernels]
+    flat = [n for g in groups for n in g]
+    if sorted(flat) != sorted(names):
+        raise ValueError(f"kernels must partition the ops {names}: each op in exactly one kernel, got {groups}")
+    outs_set = set(outputs)
+    for t in outs_set:
+        if t not in producer:
+            raise ValueError(f"output {t!r} is not produced by any op")
+    kernel_of = {n: i for i, g in enumerate(groups) for n in g}
+    by_name = {o[0]: o for o in op_list}
+    consumers = {}
+    for name, ins, _, _ in op_list:
+        for t in ins:
+            consumers.setdefault(t, set()).add(kernel_of[name])
+    reads, writes = [], []
+    for i, g in enumerate(groups):
+        needed = {t for n in g for t in by_name[n][1] if kernel_of.get(producer.get(t), -1) != i}
+        made = {t for n in g for t in by_name[n][2]}
+        leaving = {t for t in made if t in outs_set or consumers.get(t, set()) - {i}}
+        reads.append(float(sum(sizes[t] for t in needed)))
+        writes.append(float(sum(sizes[t] for t in leaving)))
+    return GraphTraffic(tuple(groups), tuple(reads), tuple(writes), float(sum(o[3] for o in op_list)))
+
+
+def layernorm_gelu_residual_graph(rows, cols, precision="bf16"):
+    """The ops of y = GELU(LayerNorm(x + r)), keeping h = x + r for the next residual, and
+    three ways to run them as kernels.
+
+    Returns ``(ops, sizes, outputs, plans)``; ``plans`` maps a name to a kernel partition:
+    "one kernel per primitive" (eager PyTorch written out op by op), "library LayerNorm"
+    (add, fused layer_norm, gelu: three kernels) and "one fused kernel" (what torch.compile's
+    Inductor or XLA generate for a chain of pointwise ops and row reductions). Per-row
+    statistics are ``rows`` elements; gamma and beta ``cols``. FLOP per element: add 1, mean 1,
+    subtract 1, square 1, mean 1, scale 1, affine 2, GELU about 8 (the tanh form).
+    """
+    r = check_int("rows", rows, min_value=1)
+    c = check_int("cols", cols, min_value=1)
+    b = _bytes_per_element(precision)
+    e = r * c
+    big, row, col = b * e, b * r, b * c
+    sizes = {"x": big, "r": big, "h": big, "mu": row, "centred": big, "sq": big, "var": row,
+             "rstd": row, "norm": big, "gamma": col, "beta": col, "a": big, "y": big}
+    ops = [
+        ("add", ("x", "r"), ("h",), e),
+        ("mean", ("h",), ("mu",), e),
+        ("subtract", ("h", "mu"), ("centred",), e),
+        ("square", ("centred",), ("sq",), e),
+        ("variance", ("sq",), ("var",), e),
+        ("rsqrt", ("var",), ("rstd",), 2 * r),
+        ("scale", ("centred", "rstd"), ("norm",), e),
+        ("affine", ("norm", "gamma", "beta"), ("a",), 2 * e),
+        ("gelu", ("a",), ("y",), 8 * e),
+    ]
+    names = [o[0] for o in ops]
+    plans = MappingProxyType({
+        "one kernel per primitive": tuple((n,) for n in names),
+        "library LayerNorm": (("add",), tuple(names[1:8]), ("gelu",)),
+        "one fused kernel": (tuple(names),),
+    })
+    return ops, sizes, ("h", "y"), plans

@@ -80,3 +80,18 @@ def online_softmax_step(m_prev, l_prev, o_prev, s_block, v_block):
 
 
 check("06.4", online_softmax_step)
+
+
+# %% [markdown]
+# ### Exercise 06.5 (compute): what fusing a softmax saves
+#
+# A row softmax over a score matrix of 1000 rows and 3001 columns in BF16, written as four
+# kernels: `rowmax` (reads S, writes the row maxima m), `sub_exp` (reads S and m, writes
+# P = exp(S - m)), `rowsum` (reads P, writes the row sums l) and `divide` (reads P and l, writes
+# O = P / l). A fusing compiler makes one kernel of it that reads S and writes O. Build the graph
+# for `tiling.graph_traffic` (each op is `(name, inputs, outputs, flops)`; any FLOP count will
+# do here) and compute how many **bytes** of HBM traffic fusing saves. Store it in `saved_bytes`.
+
+# %%
+raise NotImplementedError("exercise 06.5: what fusing a softmax saves")
+check("06.5", saved_bytes)

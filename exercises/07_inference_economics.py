@@ -12,8 +12,8 @@
 # %% [markdown]
 # # 07 · Exercises: inference economics
 #
-# Five exercises on lesson 07: a prediction, two computations on real accelerators, an
-# exploration and a function to write. Put your answer in each exercise cell where it says
+# Seven exercises on lesson 07: a prediction, computations on real accelerators and models, an
+# exploration, a function to write and a design decision. Put your answer in each exercise cell where it says
 # `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
 # otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("07.2", 2)` shows the next hint.
@@ -98,6 +98,48 @@ def kv_cache_total_bytes(layers, kv_heads, head_dim, bytes_per_element, context_
 
 
 check("07.5", kv_cache_total_bytes)
+
+# %% [markdown]
+# ### Exercise 07.6 (compute): a compute-optimal model for a budget
+#
+# A lab can spend $2.4 \times 10^{24}$ FLOP on one training run and follows Chinchilla's rule
+# of 20 training tokens per parameter (Hoffmann et al. 2022), with $C = 6ND$. How many
+# parameters should the model have? Store the number of parameters (not billions) in
+# `n_optimal`.
+
+# %%
+raise NotImplementedError("exercise 07.6: a compute-optimal model for a budget")
+check("07.6", n_optimal)
+
+# %% [markdown]
+# ### Exercise 07.7 (decide): how many slots for a latency target?
+#
+# You serve Llama 3 8B in BF16 on one H100 SXM with continuous batching. Requests arrive at 60 per
+# second (the trace below, fixed by its seed); each may grow to 2048 tokens, and the server
+# admits a request only if the cache could hold *every* slot at 2048 tokens: the KV cache may use
+# at most 40 GB (the rest of the memory holds the weights and the activations). Each decode step
+# takes `decode_step(llama, h100, slots, 1024).t_step_s` seconds, so more slots mean slower
+# steps but less queueing. The service must keep the 99th-percentile latency (arrival to last
+# token) at or under 16 seconds.
+#
+# Choose a number of slots that meets both constraints and store it in `slots`. Several answers
+# are valid. To simulate a choice: convert arrival times to steps with
+# `np.floor(arrival_s / step_s)`, run `simulate_batching(arrival_steps, output_tokens, slots)`
+# and read `latency_percentile_steps(99)`, in steps.
+
+# %%
+import numpy as np
+
+from course_lib.economics import simulate_batching
+
+rng = np.random.default_rng(707)
+arrival_s = np.cumsum(rng.exponential(1 / 60, 1500))                   # 60 requests per second
+output_tokens = np.minimum(1536, np.maximum(1, np.round(rng.lognormal(np.log(250) - 0.5, 1.0, 1500)))).astype(int)
+llama, h100 = get_model("Llama 3 8B"), get_accelerator("H100 SXM")
+
+# %%
+raise NotImplementedError("exercise 07.7: how many slots for a latency target?")
+check("07.7", slots)
 
 # %% [markdown]
 # ## Going further

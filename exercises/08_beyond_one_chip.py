@@ -13,7 +13,8 @@
 # # 08 · Exercises: beyond one chip
 #
 # Four exercises on lesson 08: a prediction, a computation on a real accelerator, an exploration
-# with the ring simulator, and a function to write. Put your answer in each exercise cell where
+# with the ring simulator, a function to write, and a design decision on a shared GPU (08.6, where
+# several answers are valid). Put your answer in each exercise cell where
 # it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
 # right; otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("08.2", 2)` shows the next hint.
@@ -88,3 +89,24 @@ check("08.4", zero_bytes)
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that
 # trains a 175 B model with 4 Mi tokens per step without running out of memory, first with
 # ZeRO stage 1, then with stage 3.
+
+# %% [markdown]
+# ### Exercise 08.6 (decide): a batch for a MIG slice
+#
+# Your team gets one **3g.40gb** MIG instance of an H100 SXM to serve Llama 3 8B in BF16, every
+# sequence with 2048 tokens of context. The service must (1) fit: weights plus every sequence's KV
+# cache in the slice's 40 GB; (2) keep the time per generated token (one decode step) at or under
+# **20 ms**; (3) deliver at least **2800 tokens/s** in total. Choose a batch size that meets all
+# three and store it in `batch`. Several answers are valid.
+#
+# `mig_accelerator("3g.40gb", "H100 SXM")` is the slice as an accelerator, which `decode_step`
+# accepts; its `.fits`, `.t_step_s` and `.tokens_per_s` are what the constraints are about.
+
+# %%
+from course_lib.economics import decode_step
+from course_lib.sharing import mig_accelerator
+
+# %%
+raise NotImplementedError("exercise 08.6: a batch for a MIG slice")
+check("08.6", batch)
+

@@ -227,6 +227,79 @@ assert np.isclose(fusion.speedup, (6 * b16 + 1) / (2 * b16 + 1), rtol=1e-3)     
 # %% [markdown]
 # The speed-up is $(6b+1)/(2b+1)$ for large tensors, $13/5 = 2.6$ in BF16, not the 3 one might
 # guess from "three reads become one": the mask is written either way.
+
+# %% [markdown]
+# ### What fusing compilers fuse
+#
+# Nobody writes that fused kernel by hand for every model: compilers do. `torch.compile`'s
+# default backend, Inductor, generates Triton kernels that fuse chains of pointwise operations
+# together with the reductions between them (a LayerNorm's mean and variance are row
+# reductions); the matmuls themselves go to cuBLAS or to Triton templates, which can take a
+# pointwise epilogue in `max-autotune` mode. XLA (JAX, TensorFlow) fuses elementwise producers
+# into their consumers and reductions with their inputs, and on GPUs lets a GEMM absorb a bias
+# and activation epilogue. TensorRT fuses vertically (a convolution or GEMM with its bias and
+# activation), horizontally (layers that read the same input), and has fused multi-head-attention
+# kernels. Attention fused into one kernel is exactly FlashAttention (section 6). What every one
+# of them removes is the round trip of an intermediate tensor through HBM.
+#
+# A transformer block's residual path makes a good example: $h = x + r$ (kept for the next
+# residual), $y = \mathrm{GELU}(\mathrm{LayerNorm}(h))$. `graph_traffic` counts the bytes of any
+# operator graph for a given grouping of its ops into kernels: a kernel reads each tensor it did
+# not produce and writes each tensor that leaves it. Three groupings: one kernel per primitive
+# (the chain written out in eager PyTorch), eager with PyTorch's fused `layer_norm` (three
+# kernels), and one compiled kernel. For 16384 tokens of a 4096-wide model in BF16 ($E$ elements):
+
+# %%
+rows, cols = 16384, 4096
+ops, sizes, outputs, plans = tiling.layernorm_gelu_residual_graph(rows, cols, "bf16")
+e = rows * cols
+fusion_plans = {}
+print(f"{'grouping':26s} {'kernels':>7s} {'GB moved':>9s} {'bytes / bE':>10s} {'time us':>8s}")
+for name, kernels in plans.items():
+    g = tiling.graph_traffic(ops, sizes, kernels, outputs)
+    point = place_kernel(Kernel(name, g.flops, g.bytes_moved), h100, "bf16")
+    fusion_plans[name] = (g, point)
+    print(f"{name:26s} {g.n_kernels:7d} {g.bytes_moved / 1e9:9.3f} {g.bytes_moved / (b16 * e):10.2f} "
+          f"{point.t_min_s * 1e6:8.0f}")
+fused_g, fused_pt = fusion_plans["one fused kernel"]
+eager_g, eager_pt = fusion_plans["one kernel per primitive"]
+# Second way, by hand: fused reads x, r, gamma, beta and writes h, y; the library LayerNorm
+# grouping moves 3E (add) + 2E (layer_norm) + 2E (gelu) plus gamma and beta.
+assert fused_g.bytes_moved == b16 * (4 * e + 2 * cols)
+assert fusion_plans["library LayerNorm"][0].bytes_moved == b16 * (7 * e + 2 * cols)
+assert all(pt.bound == "memory" for _, pt in fusion_plans.values())
+print(f"all memory-bound (intensity {fused_pt.intensity_flops_per_byte:.1f} FLOP/B fused, ridge "
+      f"{fused_pt.ridge_point:.0f}); one fused kernel is {eager_pt.t_min_s / fused_pt.t_min_s:.1f}x faster than "
+      f"one kernel per primitive")
+
+# %% [markdown]
+# Every grouping does the same FLOP; the bytes set the time. Unfused, the chain writes and
+# re-reads its intermediate tensors; fused, it reads its two inputs and writes its two outputs,
+# the bytes printed above. The same counter gives a GEMM's epilogue: a bias and GELU after a
+# matmul cost two extra round trips of the output unless the GEMM applies them before it writes
+# (cuBLASLt epilogues, CUTLASS, Triton templates):
+
+# %%
+m_tok, k_in, n_out = 16384, 4096, 14336
+gemm_sizes = {"X": b16 * m_tok * k_in, "W": b16 * k_in * n_out, "bias": b16 * n_out,
+              "Z": b16 * m_tok * n_out, "Zb": b16 * m_tok * n_out, "Y": b16 * m_tok * n_out}
+gemm_ops = [("gemm", ("X", "W"), ("Z",), 2.0 * m_tok * k_in * n_out),
+            ("bias", ("Z", "bias"), ("Zb",), m_tok * n_out), ("gelu", ("Zb",), ("Y",), 8.0 * m_tok * n_out)]
+separate = tiling.graph_traffic(gemm_ops, gemm_sizes, [("gemm",), ("bias",), ("gelu",)], ("Y",))
+epilogue = tiling.graph_traffic(gemm_ops, gemm_sizes, [("gemm", "bias", "gelu")], ("Y",))
+t_sep = sum(place_kernel(Kernel(op[0], op[3], rd + wr), h100, "bf16").t_min_s
+            for op, rd, wr in zip(gemm_ops, separate.read_bytes, separate.write_bytes))
+t_epi = place_kernel(Kernel("gemm+epilogue", epilogue.flops, epilogue.bytes_moved), h100, "bf16").t_min_s
+extra = separate.bytes_moved - epilogue.bytes_moved
+print(f"separate kernels move {extra / 1e9:.2f} GB more (two intermediate outputs, each written and read) "
+      f"and take {t_sep * 1e6:.0f} us against {t_epi * 1e6:.0f} us with the epilogue fused "
+      f"({t_sep / t_epi - 1:.0%} longer)")
+assert extra == 4 * gemm_sizes["Y"]            # Z written and read, Zb written and read
+
+# %% [markdown]
+# The GEMM itself is compute-bound, so the epilogue's saving is the time of the two extra
+# memory-bound kernels, the percentage printed above; for the LayerNorm chain, which is all
+# memory traffic, fusion divides the time by the ratio of bytes.
 #
 # ## 5. Writing a custom kernel safely
 #
@@ -399,6 +472,104 @@ from course_lib.measure import gpu_status
 print(gpu_status()[1])
 
 # %% [markdown]
+# ### FlashAttention-2 and -3: the same algorithm, closer to the roof
+#
+# The later versions keep the online softmax and change how the work is spread over the GPU.
+# **FlashAttention-2** (Dao 2023, arXiv:2307.08691) reports that FlashAttention reached only
+# 25-40% of the A100's peak, and changes three things: (1) fewer non-matmul FLOP (the output is
+# rescaled once at the end, as in the update above, instead of at every block); (2) parallelism
+# over the sequence as well as batch and heads, each thread block owning a block of queries, so
+# long sequences with few heads still fill the SMs; (3) within a block, the warps split the
+# *queries* rather than the keys and values, so they need not exchange partial results through
+# shared memory. Why (1) matters is a catalog ratio: a FLOP outside the tensor cores costs as
+# much as many inside them.
+
+# %%
+a100 = get_accelerator("A100")
+for acc in (a100, h100):
+    print(f"{acc.name}: dense FP16 tensor {acc.peak('fp16') / 1e12:.0f} TFLOP/s / FP32 non-matmul "
+          f"{acc.peak('fp32') / 1e12:.1f} TFLOP/s = {acc.peak('fp16') / acc.peak('fp32'):.1f}x")
+assert np.isclose(a100.peak("fp16") / a100.peak("fp32"), 16)           # the paper's "16x"
+
+# %% [markdown]
+# **FlashAttention-3** (Shah, Bikshandi, Zhang, Thakkar, Ramani and Dao 2024, arXiv:2407.08608)
+# targets Hopper, on which FlashAttention-2 reaches about 35% of peak. It uses two Hopper
+# features: **TMA**, the copy engine that moves a tile between HBM and shared memory
+# asynchronously, and asynchronous `wgmma` tensor-core instructions issued by a warpgroup (4
+# warps). (1) **Warp specialisation**: producer warps only issue TMA loads of the K and V tiles,
+# consumer warpgroups only compute, so loading and computing overlap. (2) **Ping-pong
+# scheduling**: the exponentials run on the special-function units, far slower than the tensor
+# cores, so while one warpgroup does its softmax another does its GEMMs. How much is at stake?
+# Each score needs one exponential against $4d$ matmul FLOP, and the paper puts the H100 SXM5 at
+# 3.9 TFLOP/s of special functions:
+
+# %%
+ratio_exp = attention.exp_to_matmul_time(128, h100.peak("fp16"))
+print(f"d = 128: the exponentials take {ratio_exp:.2f}x the matmul time on the H100 SXM "
+      f"(1 / {attention.H100_SFU_FLOPS_FA3 / 1e12:.1f}e12 s against 512 / {h100.peak('fp16') / 1e12:.0f}e12 s per score)")
+one = attention.warpgroup_schedule(1.0, ratio_exp, blocks_per_group=32, groups=1)
+two = attention.warpgroup_schedule(1.0, ratio_exp, blocks_per_group=16, groups=2)
+# Second way, closed forms: one group runs blocks x (gemm + softmax); two groups hide each
+# softmax behind the other group's GEMM, all but the last.
+assert np.isclose(one.makespan_s, 32 * (1 + ratio_exp)) and np.isclose(two.makespan_s, 32 + ratio_exp)
+print(f"32 blocks: one warpgroup keeps the tensor cores busy {one.tensor_busy_fraction:.0%} of the time, "
+      f"two in ping-pong {two.tensor_busy_fraction:.0%}")
+
+# %% [markdown]
+# (3) **FP8**, with two tricks against its 3 mantissa bits: *block quantisation*, one scale per
+# tile rather than per tensor, and *incoherent processing*: $Q$ and $K$ are multiplied by the same
+# random orthogonal matrix $M$ (a Hadamard matrix with random signs), which leaves
+# $QM(KM)^\top = QK^\top$ unchanged but spreads an outlier feature over all $d$ features. Large
+# language models have such outlier *channels*; we give two of 128 features 20 times the
+# others' scale in both $Q$ and $K$ and measure the error of the FP8 scores:
+
+# %%
+fp8_rng = np.random.default_rng(64)
+q8, k8 = fp8_rng.standard_normal((2, 256, 128))
+q8[:, [5, 77]] *= 20
+k8[:, [5, 77]] *= 20
+errs = {label: attention.fp8_scores_error(q8, k8, scaling, 64, rotate, np.random.default_rng(65))
+        for label, scaling, rotate in (("per-tensor scale", "tensor", False), ("per-block scale", "block", False),
+                                       ("per-block + rotation", "block", True))}
+for label, err in errs.items():
+    print(f"{label:22s} relative error of Q K^T: {err:.4f}")
+rotation_gain = errs["per-tensor scale"] / errs["per-block + rotation"]
+print(f"with the rotation the error is {rotation_gain:.1f}x smaller; block scaling alone changes it by a "
+      f"factor of {errs['per-tensor scale'] / errs['per-block scale']:.2f}")
+assert rotation_gain > 2
+
+# %% [markdown]
+# The rotation helps because an outlier channel makes one product dominate each dot product, and
+# FP8 rounds that product with a relative error of a few percent; rotated, the same magnitude is
+# spread over 128 products whose rounding errors partly cancel. Block scaling helps little here
+# because FP8 is a floating-point format: a smaller scale costs no relative precision until values
+# fall into the subnormals; it matters when some tokens' rows are far larger than others.
+#
+# The reported results, against the catalog's dense peaks (FLOP counted as the papers count them,
+# $4N^2d$ per head forward; the figures are the papers' best cases):
+
+# %%
+reported = [("FlashAttention-2, A100, FP16 forward, best", 0.73 * a100.peak("fp16"), a100, "fp16",
+             "'50-73% of the theoretical maximum', Dao 2023"),
+            ("FlashAttention-2 in GPT training, A100", 225e12, a100, "fp16", "'225 TFLOPs/s per A100', Dao 2023"),
+            ("FlashAttention-3, H100, FP16", 740e12, h100, "fp16", "'740 TFLOPs/s (75% utilization)', Shah 2024"),
+            ("FlashAttention-3, H100, FP8", 1.2e15, h100, "fp8", "'close to 1.2 PFLOPs/s', Shah 2024")]
+for label, flops, acc, prec, where in reported:
+    print(f"{label:42s} {flops / 1e12:5.0f} TFLOP/s = {flops / acc.peak(prec):4.0%} of the {acc.name} "
+          f"dense {prec.upper()} peak ({where})")
+assert abs(740e12 / h100.peak("fp16") - 0.75) < 0.01                  # the paper's 75% is of dense FP16
+fp8_share = 1.2e15 / h100.peak("fp8")
+assert 0.55 < fp8_share < 0.65
+
+# %% [markdown]
+# FlashAttention-3's 75% is of the dense FP16 peak, as a utilisation should be. Its FP8 kernel
+# reaches a smaller share of the FP8 peak (the last line): FP8 doubles the tensor-core rate but
+# not the special-function units, so the exponentials weigh twice as much against the matmuls.
+# The paper reports that block quantisation and incoherent processing together give 2.6 times
+# lower error than a baseline FP8 attention on data with outliers; our synthetic test agrees in
+# direction, with its own factor printed above.
+
+# %% [markdown]
 # ## 7. Explore
 #
 # Move the matmul's tile size and watch the traffic fall until the tile no longer fits on chip;
@@ -442,7 +613,7 @@ assert one_mma.fma_instructions * one_mma.warp_size == 16 * 8 * 16
 #
 # `my_work/06_tiling_flashattention.py` (answers in `solutions/06_tiling_flashattention.py`):
 # predict what a bigger tile does, size a tile for a real GPU, count FlashAttention's traffic,
-# and write one step of the online softmax.
+# write one step of the online softmax, and count what fusing a softmax saves.
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
@@ -456,3 +627,8 @@ assert one_mma.fma_instructions * one_mma.warp_size == 16 * 8 * 16
 # - Test kernels on random, asymmetric, ragged shapes with long reductions, against a reference.
 # - FlashAttention computes exact attention without the $N \times N$ matrix: memory $O(N)$, HBM
 #   traffic $\Theta(N^2d^2/M)$ instead of $\Theta(N^2)$, the same $4N^2d$ FLOP.
+# - Fusing compilers (Inductor, XLA, TensorRT) remove intermediate round trips through HBM: count a
+#   graph's bytes per grouping of ops into kernels; fused, a chain costs its inputs and outputs.
+# - FlashAttention-2 cuts non-matmul FLOP and parallelises over the sequence; FlashAttention-3 on
+#   Hopper overlaps loads (TMA, warp specialisation) and softmax (ping-pong) with the GEMMs and adds
+#   FP8 with block scales and a random rotation: 75% of the H100's dense FP16 peak, by the paper.

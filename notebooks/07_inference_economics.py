@@ -123,6 +123,46 @@ for name in ["Llama 2 7B", "Llama 3 8B", "Llama 3 70B"]:
           f"{m.training_device} hours -> u = {u:.2f}")
 
 # %% [markdown]
+# ### How big a model for a budget? Chinchilla's tokens per parameter
+#
+# $C = 6ND$ says what a run costs, not how to split a budget between parameters and tokens.
+# Hoffmann et al. (2022, "Training Compute-Optimal Large Language Models") trained over 400
+# models and found loss minimised at a fixed budget when $N$ and $D$ grow about equally, each
+# close to $C^{0.5}$. Their Chinchilla, 70B parameters on 1.4T tokens, is about 20 tokens per
+# parameter. With $D = rN$:
+#
+# $$ C = 6N \cdot rN \quad\Rightarrow\quad N = \sqrt{\frac{C}{6r}}, \qquad D = rN. $$
+#
+# The paper trained Chinchilla on the budget of Gopher, $5.76 \times 10^{23}$ FLOP (its table 3):
+
+# %%
+from course_lib.economics import CHINCHILLA_TOKENS_PER_PARAM, compute_optimal
+
+gopher_budget = 5.76e23                    # FLOP, Hoffmann et al. 2022 (Gopher's and Chinchilla's budget)
+opt = compute_optimal(gopher_budget)
+print(f"r = {CHINCHILLA_TOKENS_PER_PARAM:.0f}: N = sqrt({gopher_budget:.2e} / {6 * opt.tokens_per_param:.0f}) "
+      f"= {opt.params / 1e9:.1f}B parameters, D = {opt.tokens / 1e12:.2f}T tokens")
+assert np.isclose(opt.check_flops, gopher_budget)                      # second way: back through 6ND
+chinchilla_c = training_flops(70e9, 1.4e12)
+print(f"the paper's point, 70B on 1.4T: 6ND = {chinchilla_c:.2e} FLOP, {1.4e12 / 70e9:.0f} tokens per parameter "
+      f"({chinchilla_c / gopher_budget - 1:+.1%} from the stated budget)")
+assert abs(opt.params / 70e9 - 1) < 0.02 and abs(opt.tokens / 1.4e12 - 1) < 0.02
+print(f"\n{'budget FLOP':>12s} {'N (params)':>11s} {'D (tokens)':>11s}")
+for c in (1e21, 1e22, 1e23, 1e24, 1e25):
+    o = compute_optimal(c)
+    print(f"{c:12.0e} {o.params / 1e9:10.2f}B {o.tokens / 1e12:10.3f}T")
+llama_ratio = llama8.training_tokens / llama8.params
+print(f"\nLlama 3 8B: {llama_ratio:.0f} tokens per parameter, {llama_ratio / CHINCHILLA_TOKENS_PER_PARAM:.0f}x "
+      f"Chinchilla's ratio; its budget would buy a compute-optimal model of "
+      f"{compute_optimal(c_llama8).params / 1e9:.0f}B parameters")
+
+# %% [markdown]
+# Ten times the budget buys $\sqrt{10} \approx 3.2$ times the parameters and as many times the
+# tokens. Chinchilla's rule minimises *training* compute for a given loss. Llama 3 8B was trained
+# far past it (the printed ratio): a smaller model trained longer costs more to train but less to
+# serve, and serving, the rest of this lesson, is paid on every token generated.
+
+# %% [markdown]
 # ## 2. Training memory: 16 bytes per parameter, and how to spend less
 #
 # Mixed-precision Adam (Rajbhandari et al. 2020, ZeRO, sec. 3.1) keeps, per parameter, 16-bit
@@ -267,6 +307,64 @@ fig = plot_kv_cache(contexts, curves, capacity_bytes=h100.mem_capacity,
 plt.show()
 
 # %% [markdown]
+# ### Paged KV cache: what reserving memory per request wastes
+#
+# A server does not know how long a request will grow. Systems before vLLM reserved one
+# contiguous buffer per request for the longest sequence allowed; most of it is never written.
+# vLLM (Kwon et al., SOSP 2023, "Efficient Memory Management for Large Language Model Serving
+# with PagedAttention") stores the cache in fixed-size **blocks** of tokens, allocated as the
+# sequence grows and found through a block table, as an operating system pages memory. Only a
+# request's last block is part-filled. The authors measured that only 20.4% to 38.2% of the KV
+# memory in the systems they compared held token states (60 to 80% waste), and report vLLM's
+# waste under 4%.
+#
+# We simulate it: 2000 requests with log-normal prompt and output lengths, at most 2048 tokens,
+# against the contiguous scheme that reserves 2048 tokens each, and against blocks of 1 to 256
+# tokens:
+
+# %%
+from course_lib.economics import kv_allocation, request_trace, weight_bytes
+from course_lib.plots.economics import plot_kv_waste
+
+max_len = 2048
+req_rng = np.random.default_rng(70)
+_, prompt_len = request_trace(req_rng, 2000, 300, 1.0, sigma=1.0, max_output_tokens=max_len // 2)
+_, output_len = request_trace(req_rng, 2000, 200, 1.0, sigma=1.0, max_output_tokens=max_len // 2)
+lengths = prompt_len + output_len
+blocks = 2 ** np.arange(0, 9)
+allocs = [kv_allocation(lengths, max_len, int(blk)) for blk in blocks]
+a16 = allocs[list(blocks).index(16)]
+print(f"mean request {lengths.mean():.0f} tokens, longest {lengths.max()}; contiguous waste "
+      f"{a16.contiguous_waste:.1%}; paged waste with 16-token blocks {a16.paged_waste:.1%}")
+for a in allocs:
+    # Second way: a request of L tokens leaves (-L mod B) slots of its last block empty.
+    assert a.paged_tokens - a.used_tokens == int(np.sum(-lengths % a.block_tokens))
+# Third way, for small blocks: the empty part of the last block averages about (B - 1) / 2 slots.
+expected_empty = (16 - 1) / 2 * lengths.size
+print(f"empty slots with 16-token blocks: {a16.paged_tokens - a16.used_tokens} counted, "
+      f"about {expected_empty:.0f} from (B - 1)/2 per request")
+assert abs((a16.paged_tokens - a16.used_tokens) / expected_empty - 1) < 0.1
+assert 0.6 < a16.contiguous_waste < 0.8 and a16.paged_waste < 0.04       # the prose below: vLLM's ranges
+kv_budget = h100.mem_capacity - weight_bytes(llama8, "bf16")
+kv_tok = llama8.kv_bytes_per_token("bf16")
+fit_contiguous = int(kv_budget // (max_len * kv_tok))
+fit_paged = int(np.searchsorted(np.cumsum(-(-lengths // 16) * 16) * kv_tok, kv_budget, side="right"))
+print(f"Llama 3 8B on an H100 SXM ({kv_budget / 1e9:.0f} GB left for the cache): {fit_contiguous} requests fit "
+      f"contiguously, {fit_paged} paged ({fit_paged / fit_contiguous:.1f}x the batch)")
+fig = plot_kv_waste(allocs, title="2000 requests, at most 2048 tokens: KV-cache slots left empty")
+plt.show()
+
+# %% [markdown]
+# Reserving the maximum wastes most of the memory whenever the typical request is much shorter
+# than the longest allowed, as here; vLLM's measured 60 to 80% sits in the same range. Paging
+# leaves only the last block's empty slots, about $(B-1)/2$ tokens per request: small blocks
+# waste almost nothing, very large ones approach the contiguous scheme. (vLLM uses 16-token
+# blocks by default; smaller blocks mean more block-table lookups per attention step.) The
+# freed memory is batch: more sequences share each weight read (section 5). A real allocator
+# also suffers *external* fragmentation, free memory split into holes too small for a new
+# buffer; fixed-size blocks remove that too, which this count of slots does not show.
+
+# %% [markdown]
 # ## 5. The decode step: bytes or FLOP, whichever is slower
 #
 # At batch $B$, each sequence holding $T$ tokens of context, one step moves the weights $W$ once
@@ -349,6 +447,80 @@ assert np.isclose(cost1, price * (1e6 / curve.tokens_per_s[0]) / 3600)
 print(f"batch 64 costs {cost1 / cost64:.0f}x less per token than batch 1")
 fig = plot_serving_curve(curve)
 plt.show()
+
+# %% [markdown]
+# ### Static against continuous batching
+#
+# Requests do not arrive together or end together. **Static** (request-level) batching takes up
+# to $B$ waiting requests, runs them until the *longest* is done, and only then admits new ones:
+# a finished sequence's slot idles, and its answer waits for the batch (Yu et al., OSDI 2022,
+# "Orca", section 2). **Continuous** (iteration-level) batching, introduced by Orca and used by
+# vLLM, refills a slot at the next decode step after its sequence ends.
+#
+# A discrete-time simulation: requests arrive at random (Poisson), their output lengths are
+# log-normal with a mean of 200 tokens, and 32 slots serve them. The offered load is the arrival
+# rate times the mean length, as a fraction of the 32 tokens per step the slots can produce. Each
+# decode step takes the time section 5's model gives Llama 3 8B on an H100 at batch 32 and
+# 1024 tokens of context (an upper bound for partly filled batches).
+
+# %%
+from course_lib.economics import simulate_batching
+from course_lib.plots.economics import plot_batching
+
+slots, mean_out = 32, 200
+step_s = decode_step(llama8, h100, slots, 1024).t_step_s
+loads = np.array([0.1, 0.2, 0.3, 0.5, 0.7, 0.9])
+runs = {"static": [], "continuous": []}
+for load in loads:
+    arr, out = request_trace(np.random.default_rng(71), 3000, mean_out, load * slots / mean_out,
+                             sigma=1.0, max_output_tokens=2000)
+    for policy in runs:
+        runs[policy].append(simulate_batching(arr, out, slots, policy))
+print(f"one decode step: {step_s * 1e3:.1f} ms; {slots} slots produce at most {slots / step_s:,.0f} tokens/s")
+print(f"{'load':>5s} {'policy':>11s} {'tokens/step':>12s} {'tokens/s':>9s} {'p50 s':>8s} {'p99 s':>8s}")
+for i, load in enumerate(loads):
+    for policy in runs:
+        r = runs[policy][i]
+        print(f"{load:5.1f} {policy:>11s} {r.tokens_per_step:12.2f} {r.tokens_per_step / step_s:9,.0f} "
+              f"{r.latency_percentile_steps(50) * step_s:8.1f} {r.latency_percentile_steps(99) * step_s:8.1f}")
+for r in runs["static"] + runs["continuous"]:
+    assert r.tokens_per_step <= slots                                  # bound: B tokens per step
+    assert r.total_steps >= r.tokens / slots
+# Second way for static batching's ceiling: with a queue that never empties, each batch of B
+# takes as long as its longest request, so throughput -> B * mean(L) / mean(batch maximum).
+arr_sat, out_sat = request_trace(np.random.default_rng(72), 3200, mean_out, 1e3, sigma=1.0, max_output_tokens=2000)
+saturated = simulate_batching(np.zeros_like(arr_sat), out_sat, slots, "static")
+closed_form = out_sat.sum() / out_sat.reshape(-1, slots).max(axis=1).sum()
+print(f"static batching, queue always full: {saturated.tokens_per_step:.2f} tokens/step simulated, "
+      f"{closed_form:.2f} from the batch maxima")
+assert np.isclose(saturated.tokens_per_step, closed_form)
+def offered(run):                                     # tokens asked for per step, from the trace
+    return run.tokens / (run.arrival_steps[-1] + 1)
+
+kept_up = {p: [r.tokens_per_step >= 0.9 * offered(r) for r in runs[p]] for p in runs}
+print(f"throughput within 10% of the offered tokens per step: continuous at {sum(kept_up['continuous'])} "
+      f"of {len(loads)} loads, static at {sum(kept_up['static'])}; static batching tops out near "
+      f"{closed_form:.1f} tokens/step ({closed_form / slots:.0%} of the slots)")
+low = 0
+p99_ratio = runs["static"][low].latency_percentile_steps(99) / runs["continuous"][low].latency_percentile_steps(99)
+p50_ratio = runs["static"][low].latency_percentile_steps(50) / runs["continuous"][low].latency_percentile_steps(50)
+print(f"even at load {loads[low]:.1f}, static batching's p50 latency is {p50_ratio:.1f}x and its p99 "
+      f"{p99_ratio:.1f}x continuous batching's")
+assert all(kept_up['continuous']) and not all(kept_up['static'])
+assert closed_form < 0.5 * slots and p50_ratio > 1 and p99_ratio > 1
+fig = plot_batching(loads, runs["static"], runs["continuous"], step_s=step_s,
+                    title=f"Llama 3 8B on H100 SXM, {slots} slots, log-normal outputs (mean {mean_out})")
+plt.show()
+
+# %% [markdown]
+# With output lengths this uneven, the longest of 32 requests is several times the mean, so a
+# static batch spends most of its slot-steps idle: its throughput stops at the ceiling printed
+# above however long the queue grows, and past that load its latency grows without bound (the
+# right panel). Continuous batching fills every slot that frees, so its throughput follows the
+# offered load up to the slots' limit and its latency stays near the requests' own length. That
+# is why every current serving engine (vLLM, TensorRT-LLM, TGI, SGLang) schedules per
+# iteration, and why paged memory, which lets a joining request take whatever blocks are free,
+# goes with it.
 
 # %% [markdown]
 # ## 7. What quantization and GQA buy
@@ -455,7 +627,8 @@ assert np.isclose(gain, h200.mem_bandwidth / h100.mem_bandwidth, rtol=1e-6)
 #
 # `my_work/07_inference_economics.py` (answers in `solutions/07_inference_economics.py`):
 # predict whether decode is memory- or compute-bound, compute a training time and a cost per
-# million tokens, find a crossover batch, and write a KV-cache calculator.
+# million tokens, find a crossover batch, write a KV-cache calculator, size a compute-optimal
+# model, and choose a number of serving slots that meets a memory budget and a latency target.
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
@@ -471,3 +644,9 @@ assert np.isclose(gain, h200.mem_bandwidth / h100.mem_bandwidth, rtol=1e-6)
 #   bytes; for Llama 3 8B on an H100 it never does beyond a few hundred tokens of context.
 # - Cost per token = price / throughput: batching, fewer bytes (quantization, GQA) and more bandwidth
 #   lower it; peak FLOP/s alone does not.
+# - A budget $C$ buys a compute-optimal $N = \sqrt{C/(6r)}$ with $r \approx 20$ tokens per parameter
+#   (Chinchilla); models meant to be served are often trained far past it.
+# - Reserving a maximum-length cache per request wastes most of it; paged blocks waste only part of
+#   each request's last block, and the memory freed becomes batch.
+# - Continuous (iteration-level) batching keeps slots full when output lengths vary; static batching
+#   idles on the longest request, caps throughput well below the slots and lets the tail latency run away.

@@ -31,7 +31,7 @@
 import numpy as np
 import matplotlib.pyplot as plt
 
-from course_lib.hardware import get_accelerator
+from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.collectives import (NIC_NDR_BANDWIDTH_BYTES_PER_S, collective_bytes_per_rank,
                                     collective_time_s, get_link, interconnect_hierarchy,
                                     ring_all_reduce_link_bytes, simulate_ring_all_reduce,
@@ -154,6 +154,74 @@ even = simulate_ring_all_reduce(rng.standard_normal((8, 8 * 1000)).astype(np.flo
 assert np.allclose(even.link_bytes, collective_bytes_per_rank("all_reduce", 4 * 8000, 8))
 assert np.isclose(simulated_time_s(even, nvlink), collective_time_s("all_reduce", 4 * 8000, 8, nvlink))
 fig = plot_ring_traffic(trace, predicted, title="5 ranks, 17 int64 values: simulated bytes per link")
+
+# %% [markdown]
+# ### Pods and tori: collectives without a switch
+#
+# A TPU pod joins its chips directly, each to its nearest neighbours, through the inter-chip
+# interconnect (ICI): no switch between them. TPU v4 and v5p chips form a **3D torus** (each
+# chip has a neighbour on both sides in x, y and z, and the edges wrap around); v5e and v6e a 2D
+# torus. A v4 pod is 64 cubes of $4 \times 4 \times 4$ chips whose faces are joined through
+# optical circuit switches (Jouppi et al., ISCA 2023), so a job's slice can be wired as a torus
+# whatever cubes it gets. The pods as Google's Cloud TPU pages give them:
+
+# %%
+from course_lib.collectives import get_tpu_pod, torus_all_reduce, tpu_pods
+
+print(f"{'pod':8s} {'chips':>6s} {'topology':9s} {'largest slice':>14s} {'all-reduce per chip':>20s} {'ICI per chip':>13s}")
+for pod in tpu_pods():
+    acc = get_accelerator(pod.accelerator)
+    ar = "" if pod.allreduce_bytes_per_s is None else f"{pod.allreduce_bytes_per_s / pod.chips / 1e9:.0f} GB/s"
+    ici = "" if acc.interconnect_bandwidth is None else f"{acc.interconnect_bandwidth / 1e9:.0f} GB/s"
+    print(f"{acc.name:8s} {pod.chips:6d} {pod.topology:9s} {'x'.join(map(str, pod.max_slice)):>14s} {ar:>20s} {ici:>13s}")
+for name in ("TPU v5e", "TPU v6e"):
+    pod, acc = get_tpu_pod(name), get_accelerator(name)
+    # Google's per-pod all-reduce figure is the chips times half their bidirectional ICI bandwidth.
+    assert np.isclose(pod.allreduce_bytes_per_s / pod.chips, acc.interconnect_bandwidth / 2)
+assert get_tpu_pod("TPU v5p").chips == 8960 and get_tpu_pod("TPU v4").chips == 4096
+
+# %% [markdown]
+# On a torus a collective runs as rings along each dimension in turn: reduce-scatter along $x$
+# (each chip sends both ways round its ring, so two links carry data), then along $y$ on the
+# $1/d_x$ of the data left, then $z$, and the all-gathers back. The bytes each chip sends add
+# up to the ring bound, $2S(1 - 1/p)$, but the latency term counts $2\sum_i (d_i - 1)$ steps
+# instead of $2(p-1)$. Take the largest v5p slice, $16 \times 16 \times 24$ = 6144 chips, and the
+# 14 GB of gradients from section 1. Google gives 1200 GB/s of bidirectional ICI per v5p chip;
+# we *assume* it is spread over six links (the 3D torus's six neighbours), 100 GB/s per link and
+# direction, and an ICI step latency of 1 microsecond, since Google publishes neither. Beside it,
+# 6144 H100s in one flat ring over their NDR ports, the model of section 2:
+
+# %%
+v5p = get_accelerator("TPU v5p")
+slice_dims = get_tpu_pod(v5p).max_slice
+link_v5p = v5p.interconnect_bandwidth / 2 / 6        # ASSUMED: six links, both directions in the catalog figure
+alpha_ici = 1e-6                                     # ASSUMED ICI step latency (not published)
+p_chips = int(np.prod(slice_dims))
+one_dim = torus_all_reduce(grad_bytes, slice_dims, link_v5p, alpha_ici)
+all_dims = torus_all_reduce(grad_bytes, slice_dims, link_v5p, alpha_ici, concurrent_dims=True)
+ring_h100 = collective_time_s("all_reduce", grad_bytes, p_chips, net)
+print(f"{p_chips} chips: torus steps {one_dim.steps} (2 x sum(d - 1)) against {2 * (p_chips - 1)} "
+      f"for a flat ring")
+print(f"each chip sends {one_dim.bytes_per_chip / 1e9:.2f} GB on either network (the bound 2S(1 - 1/p))")
+print(f"v5p torus, one dimension at a time: {one_dim.time_s * 1e3:.0f} ms; all three at once: "
+      f"{all_dims.time_s * 1e3:.0f} ms; H100 flat ring over NDR: {ring_h100 * 1e3:.0f} ms")
+assert np.isclose(one_dim.bytes_per_chip, collective_bytes_per_rank("all_reduce", grad_bytes, p_chips))
+assert 100 <= one_dim.steps < 110 and 12000 < 2 * (p_chips - 1) < 13000           # the prose below
+# Second way: a 1-dimensional torus is a bidirectional ring; its time is the ring formula with
+# twice the bandwidth.
+ring_check = torus_all_reduce(grad_bytes, (p_chips,), link_v5p, alpha_ici)
+assert np.isclose(ring_check.time_s, collective_time_s("all_reduce", grad_bytes, p_chips,
+                                                        bandwidth_bytes_per_s=2 * link_v5p, latency_s=alpha_ici))
+
+# %% [markdown]
+# The bytes per chip are the same on both networks; what the torus changes is the latency term
+# (a hundred steps instead of twelve thousand) and which bandwidth counts: a chip's links to its
+# neighbours rather than one NIC port. Running the dimensions at once uses all six links and
+# divides the bandwidth term by three. A switched fabric is the more flexible one: any chip
+# reaches any other in a fixed number of hops, so an all-to-all (expert parallelism) is bounded
+# by the NICs, whereas on a torus it must cross the bisection, which Google gives per pod (the
+# table's sources). In practice NCCL does not run one flat ring either: it builds rings and trees
+# that use NVLink inside each node, which this flat-ring model leaves out.
 
 # %% [markdown]
 # ## 3. Four ways to split a training step
@@ -383,6 +451,110 @@ print(f"TPU v5p ridge {v5p.ridge_point('bf16'):.0f} FLOP/B vs H100 SXM {h100.rid
       f"the same two kernels fall on the same sides")
 
 # %% [markdown]
+# ### The wider landscape
+#
+# GPUs and TPUs are not the only choices. The catalog holds the accelerators whose vendors publish
+# dense rates, memory and bandwidth: AMD's MI325X and MI355X, Google's TPU v6e (Trillium), AWS's
+# Trainium2 and Intel's Gaudi 3, each with its source. On the roofline each is two numbers, and
+# each ridge point is computed the same way (dense BF16 over HBM bandwidth, or FP16 where a chip
+# has no BF16 figure):
+
+# %%
+landscape = []
+for kind in ("gpu", "tpu", "other"):
+    for name in list_accelerators(kind):
+        acc = get_accelerator(name)
+        prec = "bf16" if "bf16" in acc.peak_flops else "fp16"
+        fp8 = acc.peak_flops.get("fp8")
+        landscape.append((acc, prec, fp8))
+print(f"{'accelerator':14s} {'vendor':7s} {'kind':5s} {'16-bit TF/s':>11s} {'FP8 TF/s':>9s} {'HBM GB':>7s} "
+      f"{'TB/s':>5s} {'ridge':>6s}")
+for acc, prec, fp8 in landscape:
+    print(f"{acc.name:14s} {acc.vendor:7s} {acc.kind:5s} {acc.peak(prec) / 1e12:11.0f} "
+          f"{'' if fp8 is None else f'{fp8 / 1e12:.0f}':>9s} {acc.mem_capacity / 1e9:7.0f} "
+          f"{acc.mem_bandwidth / 1e12:5.2f} {acc.ridge_point(prec):6.0f}")
+ridges = {acc.name: acc.ridge_point(prec) for acc, prec, _ in landscape}
+decode = matmul_kernel("decode GEMV", 1, 8192, 8192)
+assert all(place_kernel(decode, acc, prec).bound == "memory" for acc, prec, _ in landscape)
+assert all(100 < r < 600 for r in ridges.values()) and max(ridges.values()) / min(ridges.values()) < 4.5
+lo, hi = min(ridges, key=ridges.get), max(ridges, key=ridges.get)
+print(f"\nridge points from {ridges[lo]:.0f} ({lo}) to {ridges[hi]:.0f} ({hi}) FLOP/B; the decode GEMV "
+      f"is memory-bound on every one")
+mi325, mi300 = get_accelerator("MI325X"), get_accelerator("MI300X")
+assert mi325.peak("bf16") == mi300.peak("bf16") and mi325.ridge_point("bf16") < mi300.ridge_point("bf16")
+
+# %% [markdown]
+# The ridges span the range printed above, a factor of about four: every vendor sells a few
+# hundred FLOP per byte of HBM, so the same kernels are memory-bound everywhere. The MI325X is the MI300X's
+# compute with more and faster memory: a lower ridge point, the H200's move against the H100.
+#
+# Why, then, do NVIDIA GPUs carry most of the work? Largely **software**. A training or serving
+# stack needs kernels for every operation in every precision (cuBLAS, cuDNN, CUTLASS,
+# FlashAttention), collectives (NCCL), compilers (Triton, Inductor, XLA), profilers and years of
+# tuned implementations in PyTorch, vLLM and their peers. A chip whose stack lacks a fused kernel
+# runs the unfused version, and lesson 06 counted what that costs: a multiple of the bytes, at
+# any peak rate. The rates above are the ceiling; how close a real model gets depends on the
+# kernels and compilers that exist for that chip (AMD's ROCm and HIP, Google's XLA and Pallas,
+# AWS's Neuron SDK and NKI, Intel's Gaudi software and its graph compiler). That is the reason
+# lesson 04 insists on measuring: a peak is a promise the software has to keep.
+
+# %% [markdown]
+# ### Less than one chip: sharing a GPU with MIG
+#
+# The opposite problem: a job too small for a whole GPU. **Multi-Instance GPU** (MIG, A100 and
+# later) partitions one GPU into up to seven isolated instances, each with its own SMs, its own
+# share of L2 and memory, and its own memory bandwidth, so one tenant cannot slow another. A
+# profile `Ng.Mgb` takes $N$ of 7 compute slices and some of 8 memory slices; NVIDIA's MIG User
+# Guide lists them (stored in `course_lib/data/mig_profiles.toml`). To first order a slice is a
+# smaller accelerator with its own roofline: peak times $N/7$, bandwidth times its memory
+# fraction.
+
+# %%
+from course_lib.sharing import fits_on_gpu, mig_accelerator, mig_profiles
+
+print(f"{'H100 SXM profile':16s} {'compute':>8s} {'memory':>7s} {'max':>4s} {'BF16 TF/s':>10s} {'TB/s':>6s} {'ridge':>6s}")
+for prof in mig_profiles("H100 SXM"):
+    sl = mig_accelerator(prof, "H100 SXM")
+    print(f"{prof.name:16s} {prof.compute_slices:6d}/7 {prof.memory_slices:5d}/8 {prof.max_instances:4d} "
+          f"{sl.peak('bf16') / 1e12:10.0f} {sl.mem_bandwidth / 1e12:6.2f} {sl.ridge_point('bf16'):6.0f}")
+one_g = mig_accelerator("1g.10gb")
+assert np.isclose(one_g.ridge_point("bf16"), h100.ridge_point("bf16") * (1 / 7) / (1 / 8))   # 8/7 of the GPU's
+seven = [mig_accelerator("1g.10gb")] * 7
+print(f"seven 1g.10gb instances: {sum(s.peak('bf16') for s in seven) / 1e12:.0f} TFLOP/s and "
+      f"{sum(s.mem_bandwidth for s in seven) / 1e12:.2f} TB/s together: the eighth memory slice, and its "
+      f"bandwidth, stay unused")
+print(f"3g.40gb + 2g.20gb + 1g.10gb x 2 fit one H100: {fits_on_gpu(['3g.40gb', '2g.20gb', '1g.10gb', '1g.10gb'])}; "
+      f"4g.40gb x 2: {fits_on_gpu(['4g.40gb', '4g.40gb'])}")
+from course_lib.plots.sharing import plot_slice_rooflines
+
+fig = plot_slice_rooflines([mig_accelerator(p) for p in mig_profiles("H100 SXM")],
+                           title="H100 SXM MIG profiles, dense BF16: one roofline each")
+plt.show()
+
+# %% [markdown]
+# A slice's ridge point depends on its shape: 1g.20gb has twice the bandwidth per SM of 1g.10gb,
+# so a memory-bound decode runs twice as fast on it with the same compute. Decode for a small
+# model on a slice, Llama 3 8B in BF16 with 2048-token contexts:
+
+# %%
+from course_lib.economics import decode_step as _decode_step
+
+for prof in ("2g.20gb", "3g.40gb", "7g.80gb"):
+    sl = mig_accelerator(prof)
+    st = _decode_step("Llama 3 8B", sl, 16, 2048)
+    print(f"{prof}: batch 16 -> {st.t_step_s * 1e3:5.1f} ms per token, {st.tokens_per_s:6.0f} tokens/s, "
+          f"fits: {st.fits}")
+full, three = _decode_step("Llama 3 8B", h100, 16, 2048), _decode_step("Llama 3 8B", mig_accelerator("3g.40gb"), 16, 2048)
+assert np.isclose(three.t_step_s / full.t_step_s, 2.0)          # half the memory slices, half the bandwidth
+
+# %% [markdown]
+# MIG suits many small, memory-bound services (inference for small models, notebooks, CI): each
+# gets a guaranteed share of bandwidth and memory. Time-slicing (several processes taking turns
+# on the whole GPU) and MPS (kernels from several processes running at once without isolation)
+# are the other ways to share; neither partitions memory bandwidth, so one tenant's traffic
+# slows the others.
+
+# %% [markdown]
 # ## 6. Optional: your own host link
 #
 # With PyTorch and a CUDA GPU this cell times a pinned host-to-device copy, the PCIe tier
@@ -488,7 +660,7 @@ assert pipeline_bubble_fraction(16, 8) > 2 * pipeline_bubble_fraction(4, 8)
 #
 # `my_work/08_beyond_one_chip.py` (answers in `solutions/08_beyond_one_chip.py`): predict
 # which link tensor parallelism needs, cost an all-reduce on real hardware, count what a ring
-# sends, and write the ZeRO memory formula yourself.
+# sends, write the ZeRO memory formula yourself, and choose a batch for a MIG slice.
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
@@ -508,3 +680,9 @@ assert pipeline_bubble_fraction(16, 8) > 2 * pipeline_bubble_fraction(4, 8)
 #   recomputation trades FLOP for activation memory, offloading trades PCIe time for HBM.
 # - A systolic array reuses operands in wiring as a GPU tile does in shared memory; on the
 #   roofline a TPU is judged by the same two numbers.
+# - A TPU pod is a torus without switches: an all-reduce sends the same $2S(1-1/p)$ per chip as a
+#   ring, in $2\sum(d_i-1)$ steps instead of $2(p-1)$; all-to-all traffic is limited by the bisection.
+# - Every accelerator in the catalog (AMD, Google, AWS, Intel) sells a few hundred FLOP per byte of
+#   HBM; which one gets close to its peak depends as much on its kernels, compilers and libraries.
+# - MIG splits an A100 or H100 into up to seven isolated slices: peak x N/7, bandwidth x the memory
+#   fraction, each with its own roofline and ridge point.

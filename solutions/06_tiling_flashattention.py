@@ -95,3 +95,26 @@ def online_softmax_step(m_prev, l_prev, o_prev, s_block, v_block):
 
 
 check("06.4", online_softmax_step)
+
+
+# %% [markdown]
+# ### Exercise 06.5 (compute): what fusing a softmax saves
+#
+# A row softmax over a score matrix of 1000 rows and 3001 columns in BF16, written as four
+# kernels: `rowmax` (reads S, writes the row maxima m), `sub_exp` (reads S and m, writes
+# P = exp(S - m)), `rowsum` (reads P, writes the row sums l) and `divide` (reads P and l, writes
+# O = P / l). A fusing compiler makes one kernel of it that reads S and writes O. Build the graph
+# for `tiling.graph_traffic` (each op is `(name, inputs, outputs, flops)`; any FLOP count will
+# do here) and compute how many **bytes** of HBM traffic fusing saves. Store it in `saved_bytes`.
+
+# %%
+### BEGIN SOLUTION
+rows, cols, b = 1000, 3001, 2
+sizes = {"S": b * rows * cols, "P": b * rows * cols, "O": b * rows * cols, "m": b * rows, "l": b * rows}
+ops = [("rowmax", ("S",), ("m",), 0), ("sub_exp", ("S", "m"), ("P",), 0),
+       ("rowsum", ("P",), ("l",), 0), ("divide", ("P", "l"), ("O",), 0)]
+four = tiling.graph_traffic(ops, sizes, [("rowmax",), ("sub_exp",), ("rowsum",), ("divide",)], ("O",))
+one = tiling.graph_traffic(ops, sizes, [("rowmax", "sub_exp", "rowsum", "divide")], ("O",))
+saved_bytes = four.bytes_moved - one.bytes_moved
+### END SOLUTION
+check("06.5", saved_bytes)

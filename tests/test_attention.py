@@ -242,3 +242,55 @@ def test_bad_sizes_in_traffic_and_memory_functions():
         attention_traffic_sweep([10], d=4, count_ns=[10], rng=None)
     with pytest.raises(ValueError, match="ns must hold"):
         memory_sweep([])
+
+
+# --------------------------------------------------------------------------------------------
+# FlashAttention-3: exponentials, ping-pong warpgroups, FP8 scores
+# --------------------------------------------------------------------------------------------
+
+from course_lib.hardware import get_accelerator
+from course_lib.attention import (H100_SFU_FLOPS_FA3, exp_to_matmul_time, fp8_scores_error,
+                                  warpgroup_schedule)
+
+
+def test_exp_to_matmul_time_is_the_papers_half_on_the_h100():
+    h100 = get_accelerator("H100 SXM")
+    assert exp_to_matmul_time(128, h100.peak("fp16")) == pytest.approx(0.5, abs=0.01)
+    # Doubling the head dimension doubles the matmul work per exponential.
+    assert exp_to_matmul_time(64, 1e15, 3e12) == pytest.approx(2 * exp_to_matmul_time(128, 1e15, 3e12))
+    assert H100_SFU_FLOPS_FA3 == 3.9e12
+    with pytest.raises(ValueError, match="head_dim"):
+        exp_to_matmul_time(0, 1e15)
+
+
+def test_warpgroup_schedule_against_closed_forms():
+    rng = np.random.default_rng(602)
+    for g, s, n in zip(rng.uniform(0.3, 2, 5), rng.uniform(0, 1, 5), rng.integers(1, 40, 5)):
+        one = warpgroup_schedule(g, s, int(n), 1)
+        assert one.makespan_s == pytest.approx(n * (g + s))
+        two = warpgroup_schedule(g, min(s, g), int(n), 2)
+        assert two.makespan_s == pytest.approx(2 * n * g + min(s, g))
+        # Tensor cores never run two GEMMs at once: sorted starts are at least g apart.
+        starts = np.sort(two.gemm_start_s.ravel())
+        assert np.all(np.diff(starts) >= g - 1e-12)
+        assert 0 < one.tensor_busy_fraction <= two.tensor_busy_fraction <= 1 + 1e-12
+    # With softmax longer than the GEMM, two groups leave the tensor cores idle part of the time.
+    assert warpgroup_schedule(1.0, 3.0, 10, 2).tensor_busy_fraction < 0.6
+
+
+def test_fp8_scores_error_rotation_helps_only_with_outlier_channels():
+    rng = np.random.default_rng(603)
+    q, k = rng.standard_normal((2, 193, 64))
+    plain = fp8_scores_error(q, k, "tensor")
+    rotated = fp8_scores_error(q, k, "tensor", rotate=True, rng=np.random.default_rng(1))
+    assert 0.005 < plain < 0.1 and rotated == pytest.approx(plain, rel=0.3)
+    q[:, 3] *= 25
+    k[:, 3] *= 25
+    assert fp8_scores_error(q, k, "block", 37, rotate=True, rng=np.random.default_rng(1)) < \
+        0.5 * fp8_scores_error(q, k, "block", 37)
+    with pytest.raises(ValueError, match="power-of-two"):
+        fp8_scores_error(q[:, :63], k[:, :63], rotate=True, rng=rng)
+    with pytest.raises(TypeError, match="rng"):
+        fp8_scores_error(q, k, rotate=True)
+    with pytest.raises(ValueError, match="scaling"):
+        fp8_scores_error(q, k, "row")

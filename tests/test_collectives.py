@@ -209,3 +209,47 @@ def test_transfer_time():
 def test_bad_input_names_the_argument(call, exc, name):
     with pytest.raises(exc, match=name):
         call()
+
+
+# --------------------------------------------------------------------------------------------
+# TPU pods and all-reduce on a torus
+# --------------------------------------------------------------------------------------------
+
+from course_lib.collectives import get_tpu_pod, torus_all_reduce, tpu_pods
+
+
+def test_pods_match_googles_pages_and_the_catalog():
+    pods = {p.accelerator: p for p in tpu_pods()}
+    assert pods["TPU v4"].chips == 4096 and pods["TPU v4"].topology == "3D torus"
+    assert pods["TPU v4"].optical_circuit_switches
+    assert pods["TPU v5p"].chips == 8960 and pods["TPU v5p"].max_slice == (16, 16, 24)
+    for name in ("TPU v5e", "TPU v6e"):
+        pod, acc = pods[name], get_accelerator(name)
+        assert pod.chips == 256 and pod.topology == "2D torus" and pod.ici_ports_per_chip == 4
+        assert pod.allreduce_bytes_per_s / pod.chips == pytest.approx(acc.interconnect_bandwidth / 2)
+    for pod in pods.values():
+        assert math.prod(pod.max_slice) <= pod.chips and len(pod.source) > 20
+    with pytest.raises(ValueError, match="no TPU pod"):
+        get_tpu_pod("H100 SXM")
+
+
+def test_torus_all_reduce_sends_the_ring_bound_in_fewer_steps():
+    rng = np.random.default_rng(801)
+    for _ in range(6):
+        dims = tuple(int(d) for d in rng.integers(2, 13, size=int(rng.integers(1, 4))))
+        p = math.prod(dims)
+        s, beta, alpha = float(rng.uniform(1e6, 1e10)), float(rng.uniform(1e10, 2e11)), float(rng.uniform(0, 1e-5))
+        t = torus_all_reduce(s, dims, beta, alpha)
+        assert t.bytes_per_chip == pytest.approx(collective_bytes_per_rank("all_reduce", s, p))
+        assert t.steps == 2 * sum(d - 1 for d in dims) <= 2 * (p - 1)
+        assert t.time_s == pytest.approx(t.steps * alpha + t.bytes_per_chip / (2 * beta))
+        both = torus_all_reduce(s, dims, beta, alpha, concurrent_dims=True)
+        assert both.time_s - both.steps * alpha == pytest.approx((t.time_s - t.steps * alpha) / len(dims))
+    # Second way: a one-dimensional torus is a bidirectional ring, the ring formula at 2 beta.
+    ring = torus_all_reduce(3e9, (37,), 5e10, 2e-6)
+    assert ring.time_s == pytest.approx(collective_time_s("all_reduce", 3e9, 37, bandwidth_bytes_per_s=1e11,
+                                                          latency_s=2e-6))
+    with pytest.raises(ValueError, match="dims"):
+        torus_all_reduce(1e9, (), 1e10)
+    with pytest.raises(TypeError, match="concurrent_dims"):
+        torus_all_reduce(1e9, (4, 4), 1e10, concurrent_dims=1)

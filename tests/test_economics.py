@@ -296,3 +296,141 @@ def test_widget_compute_and_describe():
     assert "per million tokens" in text and "assumed" in text
     with pytest.raises(ValueError):
         explore_serving("Llama 3 8B", "A100", "fp8", 4, 100)
+
+
+# --------------------------------------------------------------------------------------------
+# Scaling laws, paged KV cache, static against continuous batching
+# --------------------------------------------------------------------------------------------
+
+from course_lib.economics import (CHINCHILLA_TOKENS_PER_PARAM, compute_optimal, kv_allocation,
+                                  request_trace, simulate_batching)
+
+
+def test_compute_optimal_spends_the_budget_at_the_ratio():
+    rng = np.random.default_rng(1101)
+    for c, r in zip(10 ** rng.uniform(19, 26, 7), rng.uniform(3, 60, 7)):
+        opt = compute_optimal(c, r)
+        assert opt.tokens / opt.params == pytest.approx(r)
+        assert 6 * opt.params * opt.tokens == pytest.approx(c)      # second way: C = 6ND
+    # Hoffmann et al. 2022: Gopher's budget at 20 tokens per parameter is Chinchilla, 70B on 1.4T.
+    opt = compute_optimal(5.76e23)
+    assert CHINCHILLA_TOKENS_PER_PARAM == 20
+    assert opt.params == pytest.approx(70e9, rel=0.02) and opt.tokens == pytest.approx(1.4e12, rel=0.02)
+    # Ten times the budget: sqrt(10) times the parameters.
+    assert compute_optimal(5.76e24).params / opt.params == pytest.approx(10 ** 0.5)
+
+
+@pytest.mark.parametrize("bad", [0, -1e20, float("nan"), "1e23"])
+def test_compute_optimal_rejects_bad_budgets(bad):
+    with pytest.raises((TypeError, ValueError), match="compute_flops"):
+        compute_optimal(bad)
+
+
+def test_kv_allocation_counts_against_a_per_request_loop():
+    rng = np.random.default_rng(1102)
+    lengths = rng.integers(1, 3001, 257)
+    for block in (1, 7, 16, 100, 3000):
+        a = kv_allocation(lengths, 3001, block)
+        loop = sum(math.ceil(int(n) / block) * block for n in lengths)        # second way
+        assert a.paged_tokens == loop and a.used_tokens == lengths.sum()
+        assert a.contiguous_tokens == 257 * 3001
+        assert 0 <= a.paged_waste <= a.contiguous_waste < 1
+    assert kv_allocation(lengths, 3001, 1).paged_waste == 0
+    worked = kv_allocation([100, 17, 250], 2048, 16)                    # the docstring's example
+    assert (worked.used_tokens, worked.contiguous_tokens, worked.paged_tokens) == (367, 6144, 400)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(lengths=[10, 5000], max_tokens=4096), "max_tokens"),
+    (dict(lengths=[10.5], max_tokens=64), "whole"),
+    (dict(lengths=[], max_tokens=64), "at least one"),
+    (dict(lengths=[3], max_tokens=64, block_tokens=0), "block_tokens"),
+    (dict(lengths=[3], max_tokens=64, block_tokens=65), "block_tokens"),
+])
+def test_kv_allocation_rejects_bad_arguments(kwargs, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        kv_allocation(**kwargs)
+
+
+def _trace(seed, n, load, slots, mean=37):
+    return request_trace(np.random.default_rng(seed), n, mean, load * slots / mean, sigma=0.9,
+                         max_output_tokens=400)
+
+
+def test_request_trace_is_reproducible_and_in_range():
+    a1, o1 = _trace(5, 301, 0.4, 13)
+    a2, o2 = _trace(5, 301, 0.4, 13)
+    assert np.array_equal(a1, a2) and np.array_equal(o1, o2)
+    assert np.all(np.diff(a1) >= 0) and o1.min() >= 1 and o1.max() <= 400
+    with pytest.raises(TypeError, match="rng"):
+        request_trace(5, 10, 10, 0.1)
+
+
+def test_continuous_batching_against_a_step_by_step_simulation():
+    """Second way: walk the decode steps one at a time with an explicit queue and slot table."""
+    arr, out = _trace(1103, 97, 0.8, 5)
+    run = simulate_batching(arr, out, 5, "continuous")
+    finish = np.full(arr.size, -1)
+    remaining = np.zeros(5, dtype=int)
+    owner = np.full(5, -1)
+    nxt, step = 0, 0
+    while (finish < 0).any():
+        for s in range(5):                           # free slots take waiting requests, in order
+            if remaining[s] == 0 and nxt < arr.size and arr[nxt] <= step:
+                owner[s], remaining[s] = nxt, out[nxt]
+                nxt += 1
+        active = remaining > 0
+        remaining[active] -= 1                       # one token each this step
+        step += 1
+        for s in np.flatnonzero(active & (remaining == 0)):
+            finish[owner[s]] = step
+    assert np.array_equal(run.finish_steps, finish)
+
+
+def test_static_batching_saturated_matches_the_batch_maxima():
+    rng = np.random.default_rng(1104)
+    out = rng.integers(1, 300, 7 * 11)
+    run = simulate_batching(np.zeros(out.size), out, 7, "static")
+    assert run.total_steps == out.reshape(11, 7).max(axis=1).sum()
+    # Each request returns when its batch ends, never before its own tokens are out.
+    assert np.all(run.finish_steps - run.start_steps >= out)
+    assert run.held_slot_steps >= run.busy_slot_steps == out.sum()
+
+
+def test_batching_bounds_and_ordering():
+    for seed, load in ((1105, 0.2), (1106, 0.6), (1107, 1.5)):
+        arr, out = _trace(seed, 400, load, 9)
+        c = simulate_batching(arr, out, 9, "continuous")
+        s = simulate_batching(arr, out, 9, "static")
+        for r in (c, s):
+            assert r.tokens_per_step <= 9 and r.total_steps >= out.sum() / 9
+            assert np.all(r.start_steps >= arr) and np.all(r.finish_steps - r.start_steps >= out)
+        # Continuous batching never finishes the whole trace later than static batching.
+        assert c.total_steps <= s.total_steps
+        assert c.latency_percentile_steps(50) <= s.latency_percentile_steps(50)
+    with pytest.raises(ValueError, match="policy"):
+        simulate_batching(arr, out, 9, "dynamic")
+    with pytest.raises(ValueError, match="arrival order"):
+        simulate_batching(arr[::-1], out, 9)
+    with pytest.raises(ValueError, match="one length"):
+        simulate_batching(arr, out[:-1], 9)
+
+
+def test_new_economics_plots_draw_and_refuse_wrong_inputs():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from course_lib.plots.economics import plot_batching, plot_kv_waste
+    lengths = np.random.default_rng(1108).integers(1, 900, 131)
+    fig = plot_kv_waste([kv_allocation(lengths, 1000, b) for b in (1, 8, 64)])
+    assert len(fig.axes[0].get_lines()) == 2
+    plt.close(fig)
+    arr, out = _trace(1109, 120, 0.5, 6)
+    runs = [simulate_batching(arr, out, 6, p) for p in ("static", "continuous")]
+    fig = plot_batching([0.5], runs[:1], runs[1:], step_s=0.01)
+    assert len(fig.axes) == 2
+    plt.close(fig)
+    with pytest.raises(TypeError, match="KVAllocation"):
+        plot_kv_waste([1, 2])
+    with pytest.raises(TypeError, match="BatchingRun"):
+        plot_batching([0.5, 0.6], runs[:1], runs[1:])

@@ -176,3 +176,55 @@ def test_tiled_matmul_matches_numpy_in_float64():
 def test_bad_input_is_named(call, exc, word):
     with pytest.raises(exc, match=word):
         call()
+
+
+# --------------------------------------------------------------------------------------------
+# Fusing compilers: the graph traffic counter
+# --------------------------------------------------------------------------------------------
+
+from course_lib.tiling import graph_traffic, layernorm_gelu_residual_graph
+
+
+def test_layernorm_chain_traffic_matches_hand_counts():
+    rng = np.random.default_rng(601)
+    for rows, cols in rng.integers(3, 700, size=(4, 2)):
+        rows, cols = int(rows), int(cols) | 1
+        for prec, b in (("bf16", 2), ("fp32", 4)):
+            ops, sizes, outputs, plans = layernorm_gelu_residual_graph(rows, cols, prec)
+            e = rows * cols
+            got = {n: graph_traffic(ops, sizes, k, outputs) for n, k in plans.items()}
+            assert got["one fused kernel"].bytes_moved == b * (4 * e + 2 * cols)
+            assert got["library LayerNorm"].bytes_moved == b * (7 * e + 2 * cols)
+            # One kernel per primitive, op by op: add 3E; mean E + R; subtract 2E + R; square 2E;
+            # variance E + R; rsqrt 2R; scale 2E + R; affine 2E + 2C; gelu 2E.
+            assert got["one kernel per primitive"].bytes_moved == b * (15 * e + 6 * rows + 2 * cols)
+            flops = {g.flops for g in got.values()}
+            assert len(flops) == 1                      # grouping changes bytes, never FLOP
+
+
+def test_graph_traffic_one_kernel_per_op_is_every_tensor_touched():
+    """Second way: with one op per kernel, bytes = sum over ops of its inputs and outputs."""
+    sizes = {"a": 3.0, "b": 5.0, "c": 7.0, "d": 11.0, "e": 13.0}
+    ops = [("f", ("a", "b"), ("c",), 1.0), ("g", ("c", "a"), ("d",), 2.0), ("h", ("d", "c"), ("e",), 4.0)]
+    per_op = graph_traffic(ops, sizes, [("f",), ("g",), ("h",)], ("e",))
+    assert per_op.bytes_moved == sum(sizes[t] for _, ins, outs, _ in ops for t in ins + outs)
+    fused = graph_traffic(ops, sizes, [("f", "g", "h")], ("e",))
+    assert fused.bytes_moved == sizes["a"] + sizes["b"] + sizes["e"]
+    # c is read by g and h: kept for h by a two-kernel split, it is written once and read once.
+    split = graph_traffic(ops, sizes, [("f", "g"), ("h",)], ("e",))
+    assert split.bytes_moved == (3 + 5 + 7 + 11) + (11 + 7 + 13)
+    assert per_op.flops == fused.flops == 7.0
+
+
+@pytest.mark.parametrize("kernels, outputs, match", [
+    ([("f",), ("g",)], ("e",), "partition"),
+    ([("f", "g", "h"), ("h",)], ("e",), "partition"),
+    ([("f", "g", "h")], ("zz",), "not produced"),
+])
+def test_graph_traffic_rejects_bad_groupings(kernels, outputs, match):
+    sizes = {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0, "e": 1.0}
+    ops = [("f", ("a", "b"), ("c",), 1.0), ("g", ("c", "a"), ("d",), 2.0), ("h", ("d", "c"), ("e",), 4.0)]
+    with pytest.raises(ValueError, match=match):
+        graph_traffic(ops, sizes, kernels, outputs)
+    with pytest.raises(ValueError, match="sizes"):
+        graph_traffic(ops, {"a": 1.0}, [("f", "g", "h")], ("e",))

@@ -12,7 +12,7 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
-from course_lib.tiling import tile_limit, tiled_matmul_traffic
+from course_lib.tiling import graph_traffic, tile_limit, tiled_matmul_traffic
 
 __all__ = ["EXERCISES"]
 
@@ -154,6 +154,30 @@ def _online_cases(rng) -> list:
     return cases
 
 
+def _softmax_graph(rows=1000, cols=3001, b=2):
+    sizes = {"S": b * rows * cols, "P": b * rows * cols, "O": b * rows * cols, "m": b * rows, "l": b * rows}
+    ops = [("rowmax", ("S",), ("m",), 0), ("sub_exp", ("S", "m"), ("P",), 0),
+           ("rowsum", ("P",), ("l",), 0), ("divide", ("P", "l"), ("O",), 0)]
+    return ops, sizes
+
+
+def _softmax_saving() -> float:
+    ops, sizes = _softmax_graph()
+    four = graph_traffic(ops, sizes, [(o[0],) for o in ops], ("O",))
+    one = graph_traffic(ops, sizes, [tuple(o[0] for o in ops)], ("O",))
+    return four.bytes_moved - one.bytes_moved
+
+
+def _softmax_saving_wrong() -> dict:
+    e, r, b = 1000 * 3001, 1000, 2
+    right = _softmax_saving()
+    return {"the row statistics m and l left out (4E elements only)": b * 4 * e,
+            "elements instead of bytes": right / b,
+            "the unfused total instead of the saving": right + b * 2 * e,
+            "FP32 (4 bytes) instead of BF16": 2 * right,
+            "P counted once (written but never read back)": right - b * 2 * e}
+
+
 EXERCISES = [
     ChoiceExercise(
         "06.1", expected=_doubling_effect, choices=_TILE_CHOICES,
@@ -189,4 +213,13 @@ EXERCISES = [
                "by exp(m_prev - m_new).",
                "Exponentiate the block as exp(s_block - m_new[:, None]); without subtracting the "
                "maximum, scores in the hundreds overflow.")),
+    ValueExercise(
+        "06.5", expected=_softmax_saving, rel_tol=1e-9,
+        wrong_answers=_softmax_saving_wrong,
+        form="a number: bytes of HBM traffic saved by fusing (exact; BF16 is 2 bytes)",
+        hints=("Unfused, each kernel reads the tensors it needs from HBM and writes what it makes; fused, "
+               "only S is read and O written.",
+               "The intermediates are P (rows x cols) and the row vectors m and l (rows each): each is "
+               "written once and read once when unfused.",
+               "tiling.graph_traffic(ops, sizes, kernels, ('O',)).bytes_moved for both groupings; subtract.")),
 ]

@@ -5,13 +5,18 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
 import math
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
-from course_lib.exercise_checks.misconceptions import shared
+import numpy as np
 
-from course_lib.economics import (cost_per_million_tokens_usd, crossover_batch, decode_step, get_model,
-                                  kv_cache_bytes_per_token, training_time_s)
+from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.economics import (compute_optimal, cost_per_million_tokens_usd, crossover_batch, decode_step,
+                                  get_model, kv_cache_bytes_per_token, simulate_batching, training_time_s,
+                                  weight_bytes)
+from course_lib.exercise_checks._decision import DecisionExercise
+from course_lib.exercise_checks.misconceptions import shared
+from course_lib.hardware import get_accelerator
 
 __all__ = ["EXERCISES"]
 
@@ -174,6 +179,83 @@ def _kv_cases(rng) -> list:
     return cases
 
 
+#: 07.6: the budget the task states.
+TASK_BUDGET_FLOPS = 2.4e24
+
+
+def _chinchilla_params() -> float:
+    return compute_optimal(TASK_BUDGET_FLOPS, 20).params
+
+
+def _chinchilla_wrong() -> dict:
+    c = TASK_BUDGET_FLOPS
+    right = compute_optimal(c, 20)
+    return {"the tokens D instead of the parameters N": right.tokens,
+            "C = 2ND (forward pass only) instead of 6ND": math.sqrt(c / (2 * 20)),
+            "forgetting the 6: N = sqrt(C / 20)": math.sqrt(c / 20),
+            "no square root: C / (6 x 20)": c / (6 * 20),
+            "20 parameters per token instead of 20 tokens per parameter": math.sqrt(c * 20 / 6)}
+
+
+#: 07.7: the service the task describes (its trace is rebuilt here from the same seed).
+TASK_KV_BUDGET_BYTES = 40e9
+TASK_P99_TARGET_S = 16.0
+TASK_MAX_TOKENS = 2048
+
+
+@functools.cache
+def _serving_trace():
+    rng = np.random.default_rng(707)
+    arrival_s = np.cumsum(rng.exponential(1 / 60, 1500))
+    out = np.minimum(1536, np.maximum(1, np.round(rng.lognormal(np.log(250) - 0.5, 1.0, 1500)))).astype(int)
+    return arrival_s, out
+
+
+def _kv_per_slot() -> float:
+    return TASK_MAX_TOKENS * get_model("Llama 3 8B").kv_bytes_per_token("bf16")
+
+
+@functools.cache
+def _p99_s(slots: int) -> float:
+    arrival_s, out = _serving_trace()
+    step_s = decode_step("Llama 3 8B", "H100 SXM", slots, 1024).t_step_s
+    return simulate_batching(np.floor(arrival_s / step_s), out, slots).latency_percentile_steps(99) * step_s
+
+
+def _judge_slots(slots) -> str | None:
+    if slots < 1:
+        return "at least one slot is needed"
+    need = slots * _kv_per_slot()
+    if need > TASK_KV_BUDGET_BYTES:
+        return (f"{slots} slots at {TASK_MAX_TOKENS} tokens need {need / 1e9:.1f} GB of KV cache, over the "
+                f"{TASK_KV_BUDGET_BYTES / 1e9:.0f} GB budget")
+    p99 = _p99_s(int(slots))
+    if p99 > TASK_P99_TARGET_S:
+        return f"with {slots} slots the simulated p99 latency is {p99:.1f} s, over the {TASK_P99_TARGET_S:.0f} s target"
+    return None
+
+
+@functools.cache
+def _valid_slots() -> tuple:
+    top = int(TASK_KV_BUDGET_BYTES // _kv_per_slot())
+    return tuple(b for b in range(1, top + 1) if _judge_slots(b) is None)
+
+
+def _a_valid_slot_count() -> int:
+    """One valid answer, from the middle of the valid range (so half and twice it are not valid)."""
+    valid = _valid_slots()
+    lo, hi = valid[0], valid[-1]
+    middle = [b for b in valid if b / 2 < lo and 2 * b > hi and b % 125]
+    return middle[len(middle) // 2]
+
+
+def _slots_wrong() -> dict:
+    full = get_accelerator("H100 SXM").mem_capacity - weight_bytes("Llama 3 8B", "bf16")
+    return {"the lesson's 32 slots (the queue grows, p99 far over the target)": 32,
+            "as many slots as 80 GB minus the weights holds (the budget is 40 GB)": int(full // _kv_per_slot()),
+            "the budget read as 40 GiB instead of 40 GB": int(40 * 2 ** 30 // _kv_per_slot())}
+
+
 EXERCISES = [
     ChoiceExercise(
         "07.1", expected=_bound_70b_on_four_h200, choices=("memory", "compute"),
@@ -216,4 +298,20 @@ EXERCISES = [
                "One token's cache is 2 x layers x kv_heads x head_dim x bytes_per_element.",
                "Multiply by the tokens of one sequence and by the number of sequences: it is linear "
                "in both, and query heads do not appear.")),
+    ValueExercise(
+        "07.6", expected=_chinchilla_params, rel_tol=1e-3,
+        wrong_answers=_chinchilla_wrong,
+        form="a float: the number of parameters N (not billions)",
+        hints=("Two equations: C = 6 N D, and D = 20 N.",
+               "Substitute D: C = 6 x 20 x N^2, then solve for N.",
+               "N = sqrt(C / 120); check it by computing 6 N (20 N).")),
+    DecisionExercise(
+        "07.7", expected=_a_valid_slot_count, judge=_judge_slots, abs_tol=0.0, rel_tol=0.0,
+        wrong_answers=_slots_wrong,
+        form="an integer: a number of slots that meets both the 40 GB cache budget and the 16 s p99 target",
+        hints=("Two constraints pull opposite ways: the cache caps the slots from above; queueing at few "
+               "slots, and slower steps at many, push the p99 latency up.",
+               "The cap: 40e9 / (2048 x the KV bytes per token). Then simulate each slot count below it "
+               "(arrival steps = floor(arrival_s / step_s), with step_s from decode_step at that batch).",
+               "Keep every count whose p99 (steps x step_s) is at most 16 s; any of them is a valid answer.")),
 ]

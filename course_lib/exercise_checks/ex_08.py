@@ -8,7 +8,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
+from course_lib.economics import decode_step
+from course_lib.exercise_checks._decision import DecisionExercise
 from course_lib.exercise_checks.misconceptions import shared
+from course_lib.sharing import mig_accelerator
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
 from course_lib.hardware import get_accelerator
 from course_lib.parallelism import comm_hidden, tensor_parallel_bytes_per_gpu, zero_model_state_bytes
@@ -128,6 +131,46 @@ def _zero_cases(rng) -> list:
     return cases
 
 
+#: 08.6: the service the task describes.
+TASK_MIG_PROFILE, TASK_CONTEXT, TASK_MAX_STEP_S, TASK_MIN_TOKENS_PER_S = "3g.40gb", 2048, 0.020, 2800.0
+
+
+def _judge_mig_batch(batch, profile=TASK_MIG_PROFILE) -> str | None:
+    if batch < 1:
+        return "the batch must hold at least one sequence"
+    acc = mig_accelerator(profile, "H100 SXM") if profile else get_accelerator("H100 SXM")
+    step = decode_step("Llama 3 8B", acc, int(batch), TASK_CONTEXT)
+    if not step.fits:
+        return (f"batch {batch} needs {step.resident_bytes / 1e9:.1f} GB (weights + KV cache), more than the "
+                f"slice's {acc.mem_capacity / 1e9:.0f} GB")
+    if step.t_step_s > TASK_MAX_STEP_S:
+        return f"a decode step takes {step.t_step_s * 1e3:.1f} ms at batch {batch}, over the 20 ms target"
+    if step.tokens_per_s < TASK_MIN_TOKENS_PER_S:
+        return f"batch {batch} gives {step.tokens_per_s:.0f} tokens/s, under the 2800 required"
+    return None
+
+
+def _valid_mig_batches(profile=TASK_MIG_PROFILE) -> list:
+    return [b for b in range(1, 400) if _judge_mig_batch(b, profile) is None]
+
+
+def _a_valid_mig_batch() -> int:
+    """One valid answer from the middle of the range (half and twice it are not valid)."""
+    valid = _valid_mig_batches()
+    lo, hi = valid[0], valid[-1]
+    middle = [b for b in valid if b / 2 < lo and 2 * b > hi and b % 125]
+    return middle[len(middle) // 2]
+
+
+def _mig_batch_wrong() -> dict:
+    whole = _valid_mig_batches(None)
+    fits = [b for b in range(1, 400) if decode_step("Llama 3 8B", mig_accelerator(TASK_MIG_PROFILE), b,
+                                                    TASK_CONTEXT).fits]
+    return {"the largest batch valid on the whole H100 (the slice has half its bandwidth)": whole[-1],
+            "the largest batch that fits in 40 GB, ignoring the latency target": fits[-1],
+            "the smallest batch valid on the whole H100": whole[0]}
+
+
 EXERCISES = [
     ChoiceExercise(
         "08.1", expected=_tp_across_nodes, choices=("less", "more"),
@@ -158,4 +201,15 @@ EXERCISES = [
         hints=("Mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter: weights, gradients, optimizer.",
                "Stage 1 divides the optimizer state by dp, stage 2 also the gradients, stage 3 also the weights.",
                "Stage 0 is plain data parallelism: nothing is divided.")),
+    DecisionExercise(
+        "08.6", expected=_a_valid_mig_batch, judge=_judge_mig_batch, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_mig_batch_wrong,
+        form="an integer: a batch size that fits the 3g.40gb slice, keeps a decode step at or under 20 ms "
+             "and gives at least 2800 tokens/s",
+        hints=("A 3g.40gb slice has 3/7 of the H100's compute and 4/8 of its memory and bandwidth: decode "
+               "there is about twice as slow per step as on the whole GPU.",
+               "The 20 ms target and the 40 GB cap the batch from above; the 2800 tokens/s floor bounds it "
+               "from below (throughput = batch / step time).",
+               "Sweep decode_step('Llama 3 8B', mig_accelerator('3g.40gb'), b, 2048) over b and keep the b "
+               "where fits, t_step_s <= 0.020 and tokens_per_s >= 2800; any of them is valid.")),
 ]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import new_axes, place_labels, readable_log_ticks
-from ..economics import ServingCurve, TrainingMemory
+from ..economics import BatchingRun, KVAllocation, ServingCurve, TrainingMemory
 
-__all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory"]
+__all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory",
+           "plot_kv_waste", "plot_batching"]
 
 _BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728"}
 
@@ -117,4 +118,60 @@ def plot_training_memory(breakdowns: dict, capacity_bytes: float | None = None, 
     ax.set_ylabel("model state per device (GB)")
     ax.legend(fontsize=8)
     ax.set_title(title)
+    return fig
+
+
+def plot_kv_waste(allocations, ax=None, title: str = ""):
+    """Wasted fraction of reserved KV-cache slots against the paged block size, with the
+    contiguous (reserve the maximum length) scheme as a horizontal line.
+
+    ``allocations`` is a sequence of :class:`KVAllocation` for the same requests, one per block size.
+    """
+    allocs = list(allocations)
+    if not allocs or not all(isinstance(a, KVAllocation) for a in allocs):
+        raise TypeError("allocations must be a non-empty sequence of KVAllocation (from kv_allocation)")
+    fig, ax = new_axes(ax)
+    blocks = np.array([a.block_tokens for a in allocs])
+    ax.semilogx(blocks, [100 * a.paged_waste for a in allocs], "o-", base=2, label="paged: last block part-filled")
+    ax.axhline(100 * allocs[0].contiguous_waste, color="#d62728", ls="--",
+               label=f"contiguous: {allocs[0].max_tokens} tokens reserved per request")
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("block size (tokens per block)")
+    ax.set_ylabel("reserved KV slots holding no token (%)")
+    ax.legend(fontsize=8, loc="center right")
+    ax.set_title(title or f"{allocs[0].lengths.size} requests: KV-cache waste")
+    return fig
+
+
+def plot_batching(loads, static_runs, continuous_runs, step_s: float = 1.0, ax=None, title: str = ""):
+    """Throughput and p99 latency of static and continuous batching against offered load.
+
+    Two panels when ``ax`` is None: tokens per step against load, and p99 latency (in seconds
+    at ``step_s`` per decode step) against load, log scale.
+    """
+    import matplotlib.pyplot as plt
+    runs_s, runs_c = list(static_runs), list(continuous_runs)
+    x = np.asarray(loads, dtype=float)
+    if not (len(runs_s) == len(runs_c) == x.size) or not all(
+            isinstance(r, BatchingRun) for r in runs_s + runs_c):
+        raise TypeError("static_runs and continuous_runs must be BatchingRun lists, one per load")
+    if ax is None:
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.88, wspace=0.25)
+    else:
+        fig, ax1, ax2 = ax.figure, ax, None
+    for runs, label, colour in ((runs_s, "static", "#d62728"), (runs_c, "continuous", "#1f77b4")):
+        ax1.plot(x, [r.tokens_per_step for r in runs], "o-", color=colour, label=label)
+        if ax2 is not None:
+            ax2.semilogy(x, [r.latency_percentile_steps(99) * step_s for r in runs], "o-", color=colour, label=label)
+    ax1.axhline(runs_c[0].slots, color="0.5", ls=":", lw=1)
+    ax1.set_xlabel("offered load (fraction of the slots' token rate)")
+    ax1.set_ylabel("throughput (tokens per decode step)")
+    ax1.legend(fontsize=8)
+    ax1.set_title(title or f"{runs_c[0].slots} slots")
+    if ax2 is not None:
+        ax2.set_xlabel("offered load (fraction of the slots' token rate)")
+        ax2.set_ylabel("p99 latency (s)" if step_s != 1.0 else "p99 latency (decode steps)")
+        ax2.legend(fontsize=8)
+        ax2.set_title("tail latency")
     return fig
