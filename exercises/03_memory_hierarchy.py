@@ -96,5 +96,7 @@ check("03.4", passes)
 # "Where HBM's bandwidth comes from".)
 
 # %%
+from course_lib.memory import bus_bandwidth_bytes_per_s
+
 raise NotImplementedError("exercise 03.5: how many HBM stacks keep the ridge point?")
 check("03.5", stacks)

@@ -89,8 +89,10 @@ assert epyc.in_flight_per_thread_cpu > 20 * epyc.in_flight_per_thread_gpu
 
 # %% [markdown]
 # On vector FP32 and on bandwidth, the GPU leads a whole server socket by about one order of
-# magnitude, not three; the larger gap is its tensor cores (the EPYC has no matrix unit; the
-# Xeon's AMX narrows the gap to the last line's factor, at a clock the base clock only bounds).
+# magnitude, not three; the larger gap is its tensor cores. The EPYC has no matrix unit (its
+# AVX-512 BF16 dot products compute two products per FP32 lane, so at most twice its FP32 rate,
+# not counted here); the Xeon's AMX narrows the gap to the last line's factor, at a clock the
+# base clock only bounds.
 # The designs differ most in the last column. Both memory systems obey Little's law, but a CPU
 # thread must keep hundreds of bytes in flight, several cache lines, which one core manages by
 # running ahead out of order (instruction-level parallelism) and by its prefetchers; a GPU

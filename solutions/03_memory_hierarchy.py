@@ -110,9 +110,9 @@ check("03.4", passes)
 # "Where HBM's bandwidth comes from".)
 
 # %%
-### BEGIN SOLUTION
 from course_lib.memory import bus_bandwidth_bytes_per_s
 
+### BEGIN SOLUTION
 needed = get_accelerator("B200").peak("bf16") / get_accelerator("H100 SXM").ridge_point("bf16")
 per_stack = bus_bandwidth_bytes_per_s(1024, 9.2e9)
 stacks = int(np.ceil(needed / per_stack))
