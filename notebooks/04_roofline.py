@@ -497,6 +497,9 @@ print(f"training GEMM: {p_train.bytes_moved / train_k.bytes_moved:.1f}x the mini
       f"{p_train.intensity_flops_per_byte:.0f} instead of {train_k.intensity_flops_per_byte:.0f} FLOP/B "
       f"(still right of the ridge, {ridge_h100:.0f})")
 assert p_train.intensity_flops_per_byte > ridge_h100
+t_norm_min = p_norm.bytes_moved / h100.mem_bandwidth
+print(f"layer norm: its bytes need {t_norm_min * 1e6:.1f} us at full bandwidth; it ran {p_norm.duration_s * 1e6:.0f} us")
+assert np.isclose(t_norm_min / p_norm.duration_s, p_norm.fraction_of_roof)
 fig = plot_profile_readings(profile)
 plt.show()
 
@@ -504,9 +507,10 @@ plt.show()
 # Read the table from the right. The GEMV moves bytes at over 80% of HBM's peak: it is done,
 # and only fewer bytes (batching, a narrower format) make it faster. The GEMM is compute-limited
 # with room left; its DRAM bytes are a few times the minimum because its tiles re-read operands,
-# which is harmless while it stays right of the ridge. The layer norm is near neither roof: it
-# is too small to fill 132 SMs with enough loads in flight (lesson 01's Little's law), the pattern
-# the 60% rule calls latency. For such a kernel the profiler's **warp stall reasons** say what
+# which is harmless while it stays right of the ridge. The layer norm is near neither roof: its
+# bytes would take a few microseconds at full bandwidth (the last line), so a launch, a tail of
+# idle SMs or too few loads in flight (lesson 01's Little's law) weigh as much as the traffic:
+# the pattern the 60% rule calls latency. For such a kernel the profiler's **warp stall reasons** say what
 # the warps waited for, as a share of their cycles (Nsight Compute Profiling Guide, "Warp Stall
 # Reasons"):
 #
