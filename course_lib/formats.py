@@ -1076,6 +1076,8 @@ def simulate_fp8_scaling(steps, fmt="fp8_e4m3", rule="delayed", history_len=16, 
     x = check_array("steps", steps, ndim=2)
     if x.size == 0:
         raise ValueError("steps must hold at least one value")
+    if x.size > 50_000_000 or x.shape[0] > 100_000:
+        raise ValueError(f"steps must hold at most 1e5 steps and 5e7 values, got shape {x.shape}")
     rule = check_choice("rule", rule, ("delayed", "current", "none"))
     h = check_int("history_len", history_len, min_value=1, max_value=100_000)
     m = check_int("margin", margin, min_value=0, max_value=64)
@@ -1217,6 +1219,8 @@ def mlp_forward(weights, x, fmt=None) -> list:
         width = h.shape[1] if i == 0 else ws[i - 1].shape[1]
         if w.shape[0] != width:
             raise ValueError(f"weights[{i}] has {w.shape[0]} rows but its input has width {width}")
+    if sum(w.size for w in ws) > 50_000_000 or h.shape[0] > 100_000:
+        raise ValueError("weights may hold at most 5e7 values and x at most 1e5 rows")
     outs = []
     for i, w in enumerate(ws):
         if fmt is not None:
