@@ -77,6 +77,16 @@ __all__ = [
     "HALVING_PAIRS",
     "halving_steps",
     "tensor_rates",
+    "ScalingRun",
+    "drifting_tensor",
+    "simulate_fp8_scaling",
+    "calibrate_amax",
+    "fake_quantize",
+    "rel_rms_error",
+    "random_mlp",
+    "LayerErrors",
+    "mlp_forward",
+    "mlp_quantization_errors",
 ]
 
 #: Every format of the lesson, widest first.
@@ -976,3 +986,261 @@ def tensor_rates(accelerator) -> list[tuple[str, float, float]]:
     acc = get_accelerator(accelerator)
     order = ("tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
     return [(p, bytes_per_element(p), acc.peak(p)) for p in order if p in acc.peak_flops]
+
+
+# --------------------------------------------------------------------------- FP8 training recipe
+
+@dataclass(frozen=True)
+class ScalingRun:
+    """Per-tensor FP8 scaling applied to one tensor over a run of training steps.
+
+    Each step ``t`` stores ``x_t * s_t`` in the format, clipping at its largest value (as
+    Transformer Engine's casts do), then divides by ``s_t``. Counts are per step.
+    """
+
+    format: str
+    rule: str
+    history_len: int
+    margin: int
+    amax: np.ndarray
+    scales: np.ndarray
+    overflow_counts: np.ndarray
+    underflow_counts: np.ndarray
+    nonzero_counts: np.ndarray
+    rel_rms_errors: np.ndarray
+
+    @property
+    def overflow_fraction(self) -> float:
+        """Clipped values over all steps, as a fraction of the nonzero values."""
+        return float(self.overflow_counts.sum() / self.nonzero_counts.sum())
+
+    @property
+    def underflow_fraction(self) -> float:
+        """Nonzero values stored as zero over all steps, as a fraction of the nonzero values."""
+        return float(self.underflow_counts.sum() / self.nonzero_counts.sum())
+
+    @property
+    def overflow_steps(self) -> np.ndarray:
+        """Indices of the steps at which at least one value was clipped."""
+        return np.flatnonzero(self.overflow_counts)
+
+
+def drifting_tensor(rng, n_steps, n, median=1.0, decades=0.5, growth=1.05, spike_step=None,
+                    spike_factor=16.0):
+    """A tensor seen at ``n_steps`` training steps whose scale drifts: shape (n_steps, n).
+
+        x[t] = growth^t * median * 10^(decades * z) * sign,   z ~ N(0, 1)
+
+    and, at ``spike_step`` (if given), every value multiplied by ``spike_factor``: the one-step
+    jump a loss spike or a new batch of unusual data gives an activation or gradient tensor.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    steps = check_int("n_steps", n_steps, min_value=1, max_value=100_000)
+    size = check_int("n", n, min_value=1, max_value=10_000_000)
+    if steps * size > 20_000_000:
+        raise ValueError(f"n_steps * n must be at most 2e7 values, got {steps * size}")
+    med = check_number("median", median, min_value=0, allow_min=False)
+    dec = check_number("decades", decades, min_value=0, max_value=10)
+    g = check_number("growth", growth, min_value=0, allow_min=False)
+    spike = check_number("spike_factor", spike_factor, min_value=0, allow_min=False)
+    drift = med * g ** np.arange(steps, dtype=float)
+    if spike_step is not None:
+        k = check_int("spike_step", spike_step, min_value=0, max_value=steps - 1)
+        drift[k] *= spike
+    mags = 10.0 ** (dec * rng.standard_normal((steps, size)))
+    return drift[:, None] * mags * rng.choice((-1.0, 1.0), size=(steps, size))
+
+
+def simulate_fp8_scaling(steps, fmt="fp8_e4m3", rule="delayed", history_len=16, margin=0) -> ScalingRun:
+    """Per-tensor scaling of a tensor over training steps, as NVIDIA's Transformer Engine does it.
+
+        current:  s_t = (max_fmt / amax_t) / 2^margin                 (needs amax_t first: two reads)
+        delayed:  s_t = (max_fmt / max(amax_{t-H}, ..., amax_{t-1})) / 2^margin     (one read)
+        none:     s_t = 1
+
+    with ``H = history_len`` (Transformer Engine's ``DelayedScaling``: ``amax_history_len``,
+    default 1024, ``amax_compute_algo='max'``, ``margin`` default 0; the recipe keeps an FP32
+    scale per tensor). The first step has no history; it is scaled with its own amax here (a
+    warm-up; Transformer Engine starts from a scale of 1). Delayed scaling clips values at a
+    step whose amax exceeds the history's largest by more than 2^margin.
+
+    ``steps`` is a 2-D array (n_steps, elements). Sources: Micikevicius et al., "FP8 Formats for
+    Deep Learning" (arXiv:2209.05433, 2022), sec. 3-4 (per-tensor scaling; E4M3 for weights and
+    activations, E5M2 for gradients); Transformer Engine documentation, common API
+    ``DelayedScaling`` and ``Format.HYBRID``.
+    """
+    f = get_format(fmt)
+    if not f.is_float:
+        raise ValueError(f"fmt must be a floating-point format, got {f.name}")
+    x = check_array("steps", steps, ndim=2)
+    if x.size == 0:
+        raise ValueError("steps must hold at least one value")
+    if x.size > 50_000_000 or x.shape[0] > 100_000:
+        raise ValueError(f"steps must hold at most 1e5 steps and 5e7 values, got shape {x.shape}")
+    rule = check_choice("rule", rule, ("delayed", "current", "none"))
+    h = check_int("history_len", history_len, min_value=1, max_value=100_000)
+    m = check_int("margin", margin, min_value=0, max_value=64)
+    amax = np.max(np.abs(x), axis=1)
+    if rule == "none":
+        ref = np.full_like(amax, f.max_value)
+    elif rule == "current":
+        ref = amax.copy()
+    else:
+        ref = np.empty_like(amax)
+        ref[0] = amax[0]
+        for t in range(1, amax.size):
+            ref[t] = amax[max(0, t - h):t].max()
+    ref = np.where(ref > 0, ref, 1.0)
+    scales = f.max_value / ref / 2.0 ** m
+    scaled = x * scales[:, None]
+    stored = np.asarray(round_to_format(np.clip(scaled, -f.max_value, f.max_value), f, saturate=True),
+                        dtype=np.float64)
+    nonzero = x != 0
+    over = np.abs(scaled) > f.max_value * (1 + 1e-12)       # x * (max / amax) may land an ulp above
+    under = nonzero & (stored == 0)
+    err = stored / scales[:, None] - x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.sqrt(np.sum(err ** 2, axis=1) / np.sum(x ** 2, axis=1))
+    return ScalingRun(format=f.name, rule=rule, history_len=h, margin=m, amax=amax, scales=scales,
+                      overflow_counts=over.sum(axis=1), underflow_counts=under.sum(axis=1),
+                      nonzero_counts=nonzero.sum(axis=1), rel_rms_errors=rel)
+
+
+# --------------------------------------------------------------------------- calibration (PTQ)
+
+def calibrate_amax(samples, method="max", percentile=99.99, fmt="int8", candidates=100) -> float:
+    """The clipping threshold post-training quantization reads from calibration data.
+
+        max:         amax = max |x|
+        percentile:  amax = the ``percentile``-th percentile of |x|
+        mse:         amax = the threshold, among ``candidates`` evenly spaced fractions of max |x|,
+                     whose :func:`fake_quantize` to ``fmt`` has the least squared error on the samples
+
+    (Nagel et al., "A White Paper on Neural Network Quantization", arXiv:2106.08295, 2021,
+    sec. 3.1: min-max, MSE and percentile range setting.) The quantizer's scale is then
+    ``amax / q_max`` and anything beyond ``amax`` is clipped: a lower threshold trades clipping
+    error on the few largest values for finer steps on all the others.
+    """
+    x = check_array("samples", samples)
+    if x.size == 0:
+        raise ValueError("samples must hold at least one value")
+    method = check_choice("method", method, ("max", "percentile", "mse"))
+    p = check_number("percentile", percentile, min_value=0, max_value=100, allow_min=False)
+    n = check_int("candidates", candidates, min_value=1, max_value=1000)
+    mags = np.abs(x).ravel()
+    top = float(mags.max())
+    if top <= 0:
+        raise ValueError("samples must contain a nonzero value")
+    if method == "max":
+        return top
+    if method == "percentile":
+        return float(np.percentile(mags, p))
+    f = get_format(fmt)
+    if mags.size * n > 50_000_000:
+        raise ValueError(f"samples.size * candidates must be at most 5e7, got {mags.size * n}")
+    thresholds = top * np.arange(1, n + 1) / n
+    errors = [np.sum((fake_quantize(x, a, f.name) - x) ** 2) for a in thresholds]
+    return float(thresholds[int(np.argmin(errors))])
+
+
+def fake_quantize(x, amax, fmt="int8") -> np.ndarray:
+    """Quantize with a fixed clipping threshold and return the dequantized values.
+
+        s = amax / q_max,   x_hat = round_fmt(clip(x / s, -q_max, q_max)) * s
+
+    ``q_max`` is 127 for INT8, 448 for FP8 E4M3. This is the operation quantization-aware
+    training inserts in the forward pass ("fake" because the result is stored wide again).
+    """
+    f = get_format(fmt)
+    if f.name == "tf32":
+        raise ValueError("fmt tf32 is a compute format, not a storage format to quantize to")
+    arr = check_array("x", x)
+    a = check_number("amax", amax, min_value=0, allow_min=False)
+    s = a / _qmax(f)
+    q = np.clip(arr / s, -_qmax(f), _qmax(f))
+    return np.asarray(round_to_format(q, f, saturate=True), dtype=np.float64) * s
+
+
+def rel_rms_error(approx, reference) -> float:
+    """sqrt(sum (approx - reference)^2 / sum reference^2)."""
+    a = check_array("approx", approx)
+    r = check_array("reference", reference)
+    if a.shape != r.shape:
+        raise ValueError(f"approx and reference must have the same shape, got {a.shape} and {r.shape}")
+    den = np.sum(r ** 2)
+    if den == 0:
+        raise ValueError("reference must contain a nonzero value")
+    return float(np.sqrt(np.sum((a - r) ** 2) / den))
+
+
+# --------------------------------------------------------------------------- error through layers
+
+def random_mlp(rng, widths):
+    """Weights of a ReLU MLP with He-initialised layers: widths (d0, d1, ..., dL) -> L matrices.
+
+        W_l ~ N(0, 2 / d_{l-1}),  shape (d_{l-1}, d_l)
+
+    He et al. (2015): this variance keeps activations' scale steady through ReLU layers.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__") or len(widths) < 2:
+        raise ValueError(f"widths must list at least two layer widths, got {widths!r}")
+    ws = [check_int(f"widths[{i}]", w, min_value=1, max_value=8192) for i, w in enumerate(widths)]
+    return [rng.standard_normal((a, b)) * math.sqrt(2.0 / a) for a, b in zip(ws[:-1], ws[1:])]
+
+
+@dataclass(frozen=True)
+class LayerErrors:
+    """Relative RMS error of each layer's output against the float64 reference network."""
+
+    format: str
+    rel_errors: np.ndarray
+
+    @property
+    def growth(self) -> float:
+        """Last layer's error over the first layer's."""
+        return float(self.rel_errors[-1] / self.rel_errors[0])
+
+
+def mlp_forward(weights, x, fmt=None) -> list:
+    """Outputs of every layer of ``relu(... relu(x W_1) ... ) W_L`` (no ReLU after the last).
+
+    With ``fmt`` each layer's input is quantized per tensor and each weight matrix per output
+    column (absmax scales, :func:`quantize`) before a float64 matmul: the tensor-core pattern of
+    narrow inputs and a wide accumulator. ``fmt=None`` is the float64 reference.
+    """
+    if not isinstance(weights, (list, tuple)) or not weights:
+        raise ValueError("weights must be a non-empty list of 2-D arrays")
+    ws = [check_array(f"weights[{i}]", w, ndim=2) for i, w in enumerate(weights)]
+    h = check_array("x", x, ndim=2)
+    for i, w in enumerate(ws):
+        width = h.shape[1] if i == 0 else ws[i - 1].shape[1]
+        if w.shape[0] != width:
+            raise ValueError(f"weights[{i}] has {w.shape[0]} rows but its input has width {width}")
+    if sum(w.size for w in ws) > 50_000_000 or h.shape[0] > 100_000:
+        raise ValueError("weights may hold at most 5e7 values and x at most 1e5 rows")
+    outs = []
+    for i, w in enumerate(ws):
+        if fmt is not None:
+            h = quantize(h, fmt, "tensor").dequantized
+            w = quantize(w, fmt, "channel", axis=1).dequantized
+        h = h @ w
+        outs.append(h)
+        if i < len(ws) - 1:
+            h = np.maximum(h, 0.0)
+    return outs
+
+
+def mlp_quantization_errors(weights, x, fmt) -> LayerErrors:
+    """Error of each layer's output when every layer quantizes its inputs and weights to ``fmt``.
+
+        e_l = ||y_l^fmt - y_l^ref|| / ||y_l^ref||
+
+    The error a layer adds is carried into the next one and joins its own: the errors compound.
+    """
+    f = get_format(fmt)
+    ref = mlp_forward(weights, x)
+    got = mlp_forward(weights, x, f.name)
+    return LayerErrors(format=f.name, rel_errors=np.array([rel_rms_error(g, r) for g, r in zip(got, ref)]))

@@ -74,6 +74,7 @@ class Accelerator:
     l2_read_bytes_per_clock: int | None = None
     fp8_formats: tuple = ()
     mem_bus_width_bits: int | None = None
+    mem_data_rate_bits_per_s_per_pin: float | None = None
     l2_cache_bytes: float | None = None
     register_file_bytes_per_sm: int | None = None
     shared_mem_bytes_per_sm: int | None = None
@@ -190,6 +191,7 @@ def _build(entry: dict) -> Accelerator:
         l2_read_bytes_per_clock=_opt(entry, "l2_read_bytes_per_clock", kind=int),
         fp8_formats=tuple(entry.get("fp8_formats", ())),
         mem_bus_width_bits=_opt(entry, "mem_bus_width_bits", kind=int),
+        mem_data_rate_bits_per_s_per_pin=_opt(entry, "mem_data_rate_gbit_per_s_per_pin", _GIGA),
         l2_cache_bytes=_opt(entry, "l2_cache_mib", _MIB),
         register_file_bytes_per_sm=_opt(entry, "register_file_kib_per_sm", _KIB, int),
         shared_mem_bytes_per_sm=_opt(entry, "shared_mem_kib_per_sm", _KIB, int),

@@ -43,6 +43,19 @@ __all__ = [
     "Occupancy",
     "occupancy",
     "occupancy_curve",
+    "ASSUMED_CPU_DRAM_LATENCY_S",
+    "CPU",
+    "list_cpus",
+    "get_cpu",
+    "CpuGpuGap",
+    "cpu_gpu_gap",
+    "H100_L1_SHARED_BYTES_PER_SM",
+    "RegisterCap",
+    "register_pressure",
+    "BLOG_KERNEL_S",
+    "BLOG_STREAM_PER_KERNEL_S",
+    "BLOG_GRAPH_PER_KERNEL_S",
+    "launch_time_s",
 ]
 
 #: A round figure for the load-to-use latency of a DRAM (HBM) access on a recent NVIDIA GPU.
@@ -380,3 +393,230 @@ def occupancy_curve(threads_per_block, shared_mem_per_block, accelerator="H100 S
         except LaunchError:
             occ[i] = 0.0
     return registers, occ
+
+
+# --------------------------------------------------------------------------- CPU against GPU
+
+#: A round load-to-use latency for a DRAM access on a server CPU: an ASSUMPTION of the lesson,
+#: like ``ASSUMED_DRAM_LATENCY_S``; microbenchmarks of recent server parts measure about 100 ns
+#: (and more across sockets). Only the ratio to the GPU's figure matters below.
+ASSUMED_CPU_DRAM_LATENCY_S = 100e-9
+
+
+@dataclass(frozen=True)
+class CPU:
+    """One CPU's cited figures (``course_lib/data/cpus.toml``), SI units."""
+
+    name: str
+    vendor: str
+    architecture: str
+    year: int
+    cores: int
+    threads_per_core: int
+    base_clock_hz: float
+    fp32_flops_per_clock_per_core: int
+    bf16_flops_per_clock_per_core: int | None
+    mem_type: str
+    mem_channels: int
+    mem_transfer_rate_per_s: float
+    mem_bandwidth: float
+    tdp_w: float
+    source: str
+
+    @property
+    def peak_fp32_flops(self) -> float:
+        """cores x FP32 FLOP per clock per core x base clock."""
+        return self.cores * self.fp32_flops_per_clock_per_core * self.base_clock_hz
+
+    @property
+    def peak_bf16_flops(self) -> float | None:
+        """The matrix unit's BF16 rate at the base clock, where the core has one."""
+        if not self.bf16_flops_per_clock_per_core:
+            return None
+        return self.cores * self.bf16_flops_per_clock_per_core * self.base_clock_hz
+
+    @property
+    def channel_bandwidth(self) -> float:
+        """channels x 8 bytes x transfers/s: the vendor's bandwidth, computed (a second way)."""
+        return self.mem_channels * 8 * self.mem_transfer_rate_per_s
+
+    @property
+    def hardware_threads(self) -> int:
+        return self.cores * self.threads_per_core
+
+
+def _cpu_catalog() -> dict:
+    import tomllib
+    from importlib import resources
+
+    from ._validate import name_key
+    text = resources.files("course_lib").joinpath("data/cpus.toml").read_bytes()
+    table = {}
+    for e in tomllib.loads(text.decode("utf-8"))["cpu"]:
+        cpu = CPU(name=e["name"], vendor=e["vendor"], architecture=e["architecture"], year=int(e["year"]),
+                  cores=int(e["cores"]), threads_per_core=int(e["threads_per_core"]),
+                  base_clock_hz=float(e["base_clock_mhz"]) * 1e6,
+                  fp32_flops_per_clock_per_core=int(e["fp32_flops_per_clock_per_core"]),
+                  bf16_flops_per_clock_per_core=e.get("bf16_flops_per_clock_per_core"),
+                  mem_type=e["mem_type"], mem_channels=int(e["mem_channels"]),
+                  mem_transfer_rate_per_s=float(e["mem_transfer_rate_mt_per_s"]) * 1e6,
+                  mem_bandwidth=float(e["mem_bandwidth_gb_per_s"]) * 1e9, tdp_w=float(e["tdp_w"]),
+                  source=e["source"])
+        table[name_key(cpu.name)] = cpu
+    return table
+
+
+def list_cpus() -> list[str]:
+    """Names of the CPUs in ``course_lib/data/cpus.toml``."""
+    return [c.name for c in _cpu_catalog().values()]
+
+
+def get_cpu(name) -> CPU:
+    """Look up a CPU by name, forgiving case and spaces ("epyc 9654")."""
+    from ._validate import lookup_by_name
+    if isinstance(name, CPU):
+        return name
+    return lookup_by_name("cpu", name, _cpu_catalog(), list_cpus(), "EPYC 9654", "the CPU list")
+
+
+@dataclass(frozen=True)
+class CpuGpuGap:
+    """One CPU socket against one GPU: rates, bandwidths, threads and bytes in flight."""
+
+    cpu: str
+    gpu: str
+    cpu_fp32_flops: float
+    gpu_fp32_flops: float
+    cpu_best_flops: float            # the CPU's fastest path (its matrix unit where it has one)
+    gpu_best_flops: float            # the GPU's dense 16-bit tensor rate
+    cpu_bandwidth: float
+    gpu_bandwidth: float
+    cpu_threads: int
+    gpu_threads: int
+    cpu_bytes_in_flight: float
+    gpu_bytes_in_flight: float
+
+    @property
+    def fp32_ratio(self) -> float:
+        return self.gpu_fp32_flops / self.cpu_fp32_flops
+
+    @property
+    def best_ratio(self) -> float:
+        return self.gpu_best_flops / self.cpu_best_flops
+
+    @property
+    def bandwidth_ratio(self) -> float:
+        return self.gpu_bandwidth / self.cpu_bandwidth
+
+    @property
+    def thread_ratio(self) -> float:
+        return self.gpu_threads / self.cpu_threads
+
+    @property
+    def in_flight_per_thread_cpu(self) -> float:
+        """Bytes each hardware thread must keep outstanding for full CPU bandwidth."""
+        return self.cpu_bytes_in_flight / self.cpu_threads
+
+    @property
+    def in_flight_per_thread_gpu(self) -> float:
+        return self.gpu_bytes_in_flight / self.gpu_threads
+
+
+def cpu_gpu_gap(cpu="EPYC 9654", gpu="H100 SXM", cpu_latency_s=ASSUMED_CPU_DRAM_LATENCY_S,
+                gpu_latency_s=ASSUMED_DRAM_LATENCY_S) -> CpuGpuGap:
+    """Compare a CPU socket and a GPU: peak rates, bandwidth, resident threads, Little's law.
+
+        bytes in flight = bandwidth x latency          (per hardware thread: / threads)
+
+    A CPU core covers its share with out-of-order execution and prefetchers (dozens of misses
+    in flight from one thread); a GPU with thousands of resident threads, each with a few loads.
+    """
+    c = get_cpu(cpu)
+    g = get_accelerator(gpu)
+    lat_c = check_number("cpu_latency_s", cpu_latency_s, min_value=0, allow_min=False)
+    lat_g = check_number("gpu_latency_s", gpu_latency_s, min_value=0, allow_min=False)
+    if g.max_threads_per_sm is None:
+        raise ValueError(f"accelerator {g.name!r} has no thread limits in the catalog; pick an NVIDIA GPU")
+    prec = "bf16" if "bf16" in g.peak_flops else "fp16"
+    return CpuGpuGap(cpu=c.name, gpu=g.name, cpu_fp32_flops=c.peak_fp32_flops, gpu_fp32_flops=g.peak("fp32"),
+                     cpu_best_flops=c.peak_bf16_flops or c.peak_fp32_flops, gpu_best_flops=g.peak(prec),
+                     cpu_bandwidth=c.mem_bandwidth, gpu_bandwidth=g.mem_bandwidth,
+                     cpu_threads=c.hardware_threads, gpu_threads=g.sm_count * g.max_threads_per_sm,
+                     cpu_bytes_in_flight=bytes_in_flight(c.mem_bandwidth, lat_c),
+                     gpu_bytes_in_flight=bytes_in_flight(g.mem_bandwidth, lat_g))
+
+
+# --------------------------------------------------------------------------- register pressure
+
+#: Bytes of combined L1 data cache and shared memory per SM on the H100 (H100 whitepaper: "256 KB
+#: of combined L1 cache and shared memory"); spilled registers live in local memory, which is
+#: device memory cached in L1 and L2 (CUDA C++ Programming Guide, "Local Memory").
+H100_L1_SHARED_BYTES_PER_SM = 256 * 1024
+
+
+@dataclass(frozen=True)
+class RegisterCap:
+    """A kernel that needs ``registers_needed`` per thread, compiled with at most ``cap``."""
+
+    cap: int
+    registers_used: int
+    spilled_per_thread: int
+    warps_per_sm: int
+    occupancy: float
+    spill_bytes_per_thread_per_pass: int     # one store and one reload of each spilled register
+    spill_footprint_per_sm: int              # local-memory bytes the resident threads' spills hold
+
+
+def register_pressure(threads_per_block, registers_needed, caps, shared_mem_per_block=0,
+                      accelerator="H100 SXM", reloads_per_pass=1) -> list[RegisterCap]:
+    """Occupancy and spill traffic when the compiler caps registers per thread.
+
+        used = min(needed, cap),  spilled = needed - used
+        spill traffic per thread per pass = spilled x 4 B x (1 store + reloads_per_pass loads)
+        spill footprint per SM = spilled x 4 B x resident threads
+
+    Capping (``-maxrregcount`` or ``__launch_bounds__``) raises occupancy and moves the excess
+    to local memory: device memory, cached in L1/L2, with the latency of a global access when it
+    misses (CUDA C++ Programming Guide, "Local Memory").
+    """
+    t = check_int("threads_per_block", threads_per_block, min_value=1, max_value=4096)
+    need = check_int("registers_needed", registers_needed, min_value=1, max_value=1024)
+    k = check_int("reloads_per_pass", reloads_per_pass, min_value=1, max_value=1_000_000)
+    if isinstance(caps, (str, bytes)) or not hasattr(caps, "__iter__"):
+        raise TypeError(f"caps must be a sequence of register counts, got {caps!r}")
+    rows = []
+    for i, cap in enumerate(caps):
+        c = check_int(f"caps[{i}]", cap, min_value=16, max_value=255)
+        used = min(need, c)
+        spilled = need - used
+        occ = occupancy(t, used, shared_mem_per_block, accelerator)
+        resident = occ.warps_per_sm * 32
+        rows.append(RegisterCap(cap=c, registers_used=used, spilled_per_thread=spilled,
+                                warps_per_sm=occ.warps_per_sm, occupancy=occ.occupancy,
+                                spill_bytes_per_thread_per_pass=spilled * 4 * (1 + k),
+                                spill_footprint_per_sm=spilled * 4 * resident))
+    return rows
+
+
+# --------------------------------------------------------------------------- launches and graphs
+
+#: One published measurement of launch overhead (NVIDIA Technical Blog, A. Gray, "Getting Started
+#: with CUDA Graphs", 2019; V100, CUDA 10.1): 20 kernels of about 2.9 us each took 3.8 us per
+#: kernel launched back to back in a stream and 3.4 us per kernel launched as one graph.
+BLOG_KERNEL_S = 2.9e-6
+BLOG_STREAM_PER_KERNEL_S = 3.8e-6
+BLOG_GRAPH_PER_KERNEL_S = 3.4e-6
+
+
+def launch_time_s(n_kernels, kernel_s, per_kernel_overhead_s) -> float:
+    """Time for ``n_kernels`` short dependent kernels: n x (kernel time + exposed overhead).
+
+    When kernels are shorter than the CPU's time to launch the next, the GPU idles between them
+    and each one costs its launch overhead on top of its run time. A CUDA graph submits the whole
+    sequence in one launch; what remains per kernel is the smaller cost of the GPU stepping from
+    node to node.
+    """
+    n = check_int("n_kernels", n_kernels, min_value=0, max_value=10**9)
+    k = check_number("kernel_s", kernel_s, min_value=0)
+    o = check_number("per_kernel_overhead_s", per_kernel_overhead_s, min_value=0)
+    return n * (k + o)

@@ -22,7 +22,7 @@ from ._validate import check_array, check_bool, check_int, check_number
 from .progress import progress_bar
 
 __all__ = ["CallOverhead", "fit_overhead_model", "robust_overhead_model", "measure_call_overhead",
-           "size_for_fraction"]
+           "size_for_fraction", "BatchedCalls", "measure_batched_calls", "measure_matmul_flops"]
 
 
 @dataclass(frozen=True)
@@ -138,3 +138,73 @@ def robust_overhead_model(sizes, t_call_s) -> tuple[float, float]:
     if np.any(streaming <= 0):
         raise ValueError("the largest sizes take no longer than the smallest: cannot fit a rate")
     return t0, float(np.median(n[-4:] / streaming))
+
+
+@dataclass(frozen=True)
+class BatchedCalls:
+    """The same additions as ``n_calls`` small calls in a Python loop and as one call."""
+
+    n_calls: int
+    size: int
+    t_loop_s: float        # best time of the whole loop of n_calls calls
+    t_one_s: float         # best time of one call on all n_calls x size elements
+
+    @property
+    def overhead_per_call_s(self) -> float:
+        """(t_loop - t_one) / n_calls: what each extra call cost beyond the work itself."""
+        return max(self.t_loop_s - self.t_one_s, 0.0) / self.n_calls
+
+    @property
+    def speedup(self) -> float:
+        return self.t_loop_s / self.t_one_s
+
+
+def _best_time(fn, budget_s, min_runs=5, max_runs=500) -> float:
+    fn()                                              # warm-up
+    best, spent, runs = np.inf, 0.0, 0
+    while runs < min_runs or (spent < budget_s and runs < max_runs):
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        best = min(best, elapsed)
+        spent += elapsed
+        runs += 1
+    return best
+
+
+def measure_batched_calls(n_calls=200, size=64, budget_s=0.2) -> BatchedCalls:
+    """Time ``n_calls`` calls of ``np.add`` on rows of ``size`` float32 values against one call on
+    the whole (n_calls x size) array: the CPU analogue of launching kernels one by one against
+    one CUDA graph launch. Each is timed as the best of at least five runs within its half of
+    ``budget_s``: the best run is the least disturbed one on a busy machine.
+    """
+    n = check_int("n_calls", n_calls, min_value=2, max_value=100_000)
+    m = check_int("size", size, min_value=1, max_value=1_000_000)
+    budget = check_number("budget_s", budget_s, min_value=0, max_value=5, allow_min=False)
+    if n * m > 50_000_000:
+        raise ValueError(f"n_calls * size must be at most 5e7 elements, got {n * m}")
+    a = np.ones((n, m), dtype=np.float32)
+    b = np.full((n, m), 2.0, dtype=np.float32)
+    c = np.empty_like(a)
+    rows = [(a[i], b[i], c[i]) for i in range(n)]
+
+    def loop():
+        for x, y, z in rows:
+            np.add(x, y, out=z)
+
+    def one():
+        np.add(a, b, out=c)
+
+    return BatchedCalls(n_calls=n, size=m, t_loop_s=_best_time(loop, budget / 2),
+                        t_one_s=_best_time(one, budget / 2))
+
+
+def measure_matmul_flops(n=384, budget_s=0.2) -> float:
+    """Best FLOP/s of an (n x n) @ (n x n) float32 matmul on this CPU: 2 n^3 / best time."""
+    size = check_int("n", n, min_value=8, max_value=4096)
+    budget = check_number("budget_s", budget_s, min_value=0, max_value=5, allow_min=False)
+    rng = np.random.default_rng(0)
+    a = rng.random((size, size), dtype=np.float32)
+    b = rng.random((size, size), dtype=np.float32)
+    out = np.empty_like(a)
+    return 2.0 * size ** 3 / _best_time(lambda: np.matmul(a, b, out=out), budget)

@@ -53,6 +53,18 @@ __all__ = [
     "pipeline_timeline",
     "pipelined_time_s",
     "copy_hidden",
+    "BUS_BANDWIDTH_TOLERANCE",
+    "bus_bandwidth_bytes_per_s",
+    "BusCheck",
+    "bus_check",
+    "MEMORY_WALL_PARTS",
+    "MemoryWall",
+    "memory_wall",
+    "TMA_MAX_BOX_ELEMENTS",
+    "CP_ASYNC_MAX_BYTES",
+    "TileCopyWork",
+    "tile_copy_work",
+    "multicast_l2_reads",
 ]
 
 #: Shared memory delivers one 4-byte word from each of its 32 banks per clock: 128 bytes/clock/SM.
@@ -564,3 +576,195 @@ def copy_hidden(t_copy_s, t_compute_s) -> bool:
     tc = check_number("t_copy_s", t_copy_s, min_value=0)
     tk = check_number("t_compute_s", t_compute_s, min_value=0)
     return tc <= tk
+
+
+# --------------------------------------------------------------------------------------------
+# 5. Where device-memory bandwidth comes from, and how it kept pace with compute
+# --------------------------------------------------------------------------------------------
+
+#: Relative tolerance for bus width x data rate against a datasheet bandwidth. Datasheets round
+#: bandwidth to three significant figures (3.35 TB/s, 900 GB/s), which is off by at most 0.5%;
+#: the per-pin rate is rounded too (5.238 Gbit/s from a 2619 MHz clock), so twice that.
+BUS_BANDWIDTH_TOLERANCE = 0.01
+
+
+def bus_bandwidth_bytes_per_s(bus_width_bits, data_rate_bits_per_s_per_pin) -> float:
+    """Peak bandwidth of a memory interface: every data pin moves ``data_rate`` bits per second.
+
+        bandwidth = bus_width_bits x data_rate_per_pin / 8
+
+    H100 SXM: 5120 pins x 5.238 Gbit/s / 8 = 3.352 TB/s (the datasheet's 3.35 TB/s). An HBM stack
+    has a 1024-bit interface (JEDEC JESD235/JESD238), so five stacks give the 5120-bit bus.
+    """
+    w = check_int("bus_width_bits", bus_width_bits, min_value=1, max_value=1 << 20)
+    r = check_number("data_rate_bits_per_s_per_pin", data_rate_bits_per_s_per_pin, min_value=0,
+                     allow_min=False, max_value=1e12)
+    return w * r / 8
+
+
+@dataclass(frozen=True)
+class BusCheck:
+    """An accelerator's datasheet bandwidth against its bus width and per-pin data rate."""
+
+    accelerator: str
+    mem_type: str
+    bandwidth_bytes_per_s: float
+    bus_width_bits: int | None
+    data_rate_bits_per_s_per_pin: float | None
+
+    @property
+    def implied_rate_bits_per_s_per_pin(self) -> float | None:
+        """The per-pin rate the datasheet bandwidth implies: bandwidth x 8 / bus width."""
+        return None if self.bus_width_bits is None else self.bandwidth_bytes_per_s * 8 / self.bus_width_bits
+
+    @property
+    def bus_bandwidth_bytes_per_s(self) -> float | None:
+        if self.bus_width_bits is None or self.data_rate_bits_per_s_per_pin is None:
+            return None
+        return bus_bandwidth_bytes_per_s(self.bus_width_bits, self.data_rate_bits_per_s_per_pin)
+
+    @property
+    def rel_difference(self) -> float | None:
+        """(bus width x rate / 8) / datasheet bandwidth - 1, where both are known."""
+        b = self.bus_bandwidth_bytes_per_s
+        return None if b is None else b / self.bandwidth_bytes_per_s - 1
+
+    @property
+    def agrees(self) -> bool | None:
+        d = self.rel_difference
+        return None if d is None else abs(d) <= BUS_BANDWIDTH_TOLERANCE
+
+
+def bus_check(accelerator="H100 SXM") -> BusCheck:
+    """Check an accelerator's memory bandwidth as bus width x per-pin data rate / 8."""
+    acc = get_accelerator(accelerator)
+    return BusCheck(accelerator=acc.name, mem_type=acc.mem_type, bandwidth_bytes_per_s=acc.mem_bandwidth,
+                    bus_width_bits=acc.mem_bus_width_bits,
+                    data_rate_bits_per_s_per_pin=acc.mem_data_rate_bits_per_s_per_pin)
+
+
+#: NVIDIA's data-centre line, one part per generation, for the memory wall.
+MEMORY_WALL_PARTS = ("V100 SXM2", "A100 SXM 80GB", "H100 SXM", "B200")
+
+
+@dataclass(frozen=True)
+class MemoryWall:
+    """Peak compute and memory bandwidth across generations, indexed to the first part."""
+
+    names: tuple
+    years: np.ndarray
+    precision: str
+    peak_flops: np.ndarray
+    bandwidth_bytes_per_s: np.ndarray
+
+    @property
+    def compute_index(self) -> np.ndarray:
+        return self.peak_flops / self.peak_flops[0]
+
+    @property
+    def bandwidth_index(self) -> np.ndarray:
+        return self.bandwidth_bytes_per_s / self.bandwidth_bytes_per_s[0]
+
+    @property
+    def ridge_points(self) -> np.ndarray:
+        return self.peak_flops / self.bandwidth_bytes_per_s
+
+    def growth_per_year(self, which="compute") -> float:
+        """Fitted yearly growth factor: exp of the least-squares slope of ln(value) against year."""
+        which = check_choice("which", which, ("compute", "bandwidth"))
+        y = self.peak_flops if which == "compute" else self.bandwidth_bytes_per_s
+        if np.ptp(self.years) == 0:
+            raise ValueError("the parts must span more than one year to fit a growth rate")
+        slope = np.polyfit(self.years.astype(float), np.log(y), 1)[0]
+        return float(np.exp(slope))
+
+
+def memory_wall(names=MEMORY_WALL_PARTS, precision="fp16") -> MemoryWall:
+    """Dense peak at ``precision`` and memory bandwidth of ``names``, oldest first.
+
+        compute index = peak / peak_first,  bandwidth index = bandwidth / bandwidth_first
+
+    When compute grows faster than bandwidth, the ridge point (peak / bandwidth) rises and more
+    kernels fall on the memory side of the roofline: the "memory wall" (Wulf and McKee, "Hitting
+    the Memory Wall", ACM SIGARCH Computer Architecture News 23(1), 1995, for CPUs and DRAM).
+    """
+    if isinstance(names, str) or not hasattr(names, "__iter__"):
+        raise TypeError(f"names must be a sequence of accelerator names, got {names!r}")
+    accs = [get_accelerator(n) for n in names]
+    if len(accs) < 2:
+        raise ValueError("names must list at least two accelerators")
+    accs.sort(key=lambda a: a.year)
+    return MemoryWall(names=tuple(a.name for a in accs), years=np.array([a.year for a in accs]),
+                      precision=str(precision).lower(),
+                      peak_flops=np.array([a.peak(precision) for a in accs]),
+                      bandwidth_bytes_per_s=np.array([a.mem_bandwidth for a in accs]))
+
+
+# --------------------------------------------------------------------------------------------
+# 6. TMA: one instruction for a tile copy
+# --------------------------------------------------------------------------------------------
+
+#: The largest extent of a TMA box along any dimension, in elements: ``boxDim[i] <= 256``
+#: (CUDA Driver API, ``cuTensorMapEncodeTiled``).
+TMA_MAX_BOX_ELEMENTS = 256
+#: Bytes one ``cp.async`` (Ampere) copies per thread per instruction at most: 16.
+CP_ASYNC_MAX_BYTES = 16
+
+
+@dataclass(frozen=True)
+class TileCopyWork:
+    """The instructions one global -> shared tile copy takes with per-thread copies and with TMA."""
+
+    rows: int
+    cols: int
+    bytes_per_element: float
+    threads: int
+    tile_bytes: int
+    copy_instructions: int           # cp.async, 16 bytes each, all threads together
+    instructions_per_thread: float
+    tma_instructions: int            # one cp.async.bulk.tensor, issued by one thread
+    tma_boxes: int                   # boxes of at most 256 x 256 elements the tile needs
+
+    @property
+    def instructions_saved(self) -> int:
+        return self.copy_instructions - self.tma_instructions
+
+
+def tile_copy_work(rows, cols, bytes_per_element=2, threads=128) -> TileCopyWork:
+    """Count the copy instructions for one (rows x cols) tile from global to shared memory.
+
+        per-thread copies (cp.async):  ceil(rows x cols x b / 16) instructions, each with its own
+                                       address computed by its thread
+        TMA (cp.async.bulk.tensor):    one instruction per box of at most 256 x 256 elements,
+                                       issued by one thread; the unit generates the addresses
+
+    Sources: NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), "Asynchronous execution"
+    and the TMA section; CUDA C++ Programming Guide, "Asynchronous Data Copies using the Tensor
+    Memory Accelerator (TMA)". A 128 x 64 BF16 tile: 16 KiB, 1024 cp.async (8 per thread of 128)
+    against 1 TMA instruction.
+    """
+    r = check_int("rows", rows, min_value=1, max_value=1 << 16)
+    c = check_int("cols", cols, min_value=1, max_value=1 << 16)
+    b = check_number("bytes_per_element", bytes_per_element, min_value=0.5, max_value=16)
+    t = check_int("threads", threads, min_value=1, max_value=1024)
+    tile_bytes = int(math.ceil(r * c * b))
+    n_copy = -(-tile_bytes // CP_ASYNC_MAX_BYTES)
+    boxes = -(-r // TMA_MAX_BOX_ELEMENTS) * -(-c // TMA_MAX_BOX_ELEMENTS)
+    return TileCopyWork(rows=r, cols=c, bytes_per_element=b, threads=t, tile_bytes=tile_bytes,
+                        copy_instructions=n_copy, instructions_per_thread=n_copy / t,
+                        tma_instructions=boxes, tma_boxes=boxes)
+
+
+def multicast_l2_reads(tile_bytes, cluster_size) -> tuple[float, float]:
+    """L2 bytes read when ``cluster_size`` thread blocks of a cluster all need the same tile.
+
+        without multicast: cluster_size x tile_bytes     with TMA multicast: tile_bytes
+
+    TMA multicast reads the tile once and writes it into the shared memory of every block of
+    the cluster (H100 whitepaper, "Thread Block Clusters" and TMA; a cluster holds at most 8
+    blocks portably, 16 with an opt-in on the H100: CUDA C++ Programming Guide, "Thread Block
+    Clusters").
+    """
+    tb = check_number("tile_bytes", tile_bytes, min_value=0, allow_min=False)
+    k = check_int("cluster_size", cluster_size, min_value=1, max_value=16)
+    return tb * k, tb

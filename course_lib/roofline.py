@@ -30,6 +30,10 @@ __all__ = [
     "Ceiling",
     "hierarchical_ceilings",
     "binding_ceiling",
+    "PROFILE_WELL_USED_FRACTION",
+    "PROFILE_LATENCY_FRACTION",
+    "ProfileReading",
+    "read_profile",
 ]
 
 
@@ -236,3 +240,116 @@ def binding_ceiling(intensities: dict, accelerator="H100 SXM", precision="bf16")
         if best is None or p < best[1]:
             best = (level, p)
     return best
+
+
+# --------------------------------------------------------------------------- reading a profile
+
+#: Nsight Compute's "GPU Speed Of Light Throughput" rule (the SOLBottleneck rule shipped with the
+#: tool) says a kernel "is utilizing greater than 80.0% of the available compute or memory
+#: performance of the device" above this fraction of peak ...
+PROFILE_WELL_USED_FRACTION = 0.8
+#: ... and that "achieved compute throughput and/or memory bandwidth below 60.0% of peak typically
+#: indicate latency issues" below this one.
+PROFILE_LATENCY_FRACTION = 0.6
+
+
+@dataclass(frozen=True)
+class ProfileReading:
+    """A kernel's recorded duration, bytes and FLOP, read against one accelerator's roofline.
+
+    ``compute_fraction`` and ``memory_fraction`` are the two numbers a profiler's "speed of light"
+    section reports (achieved FLOP/s over peak, achieved bytes/s over peak bandwidth);
+    ``fraction_of_roof`` is achieved FLOP/s over the roofline at the kernel's intensity, which
+    equals the larger of the two.
+    """
+
+    name: str
+    accelerator: str
+    precision: str
+    duration_s: float
+    bytes_moved: float
+    flops: float
+    peak_flops: float
+    bandwidth_bytes_per_s: float
+
+    @property
+    def achieved_flops(self) -> float:
+        return self.flops / self.duration_s
+
+    @property
+    def achieved_bandwidth_bytes_per_s(self) -> float:
+        return self.bytes_moved / self.duration_s
+
+    @property
+    def intensity_flops_per_byte(self) -> float:
+        return self.flops / self.bytes_moved
+
+    @property
+    def compute_fraction(self) -> float:
+        return self.achieved_flops / self.peak_flops
+
+    @property
+    def memory_fraction(self) -> float:
+        return self.achieved_bandwidth_bytes_per_s / self.bandwidth_bytes_per_s
+
+    @property
+    def roof_flops(self) -> float:
+        """The roofline at this kernel's intensity: min(peak, bandwidth x intensity)."""
+        return float(attainable_flops(self.intensity_flops_per_byte, self.peak_flops, self.bandwidth_bytes_per_s))
+
+    @property
+    def roof(self) -> str:
+        """Which roof applies at this intensity: 'memory' left of the ridge, 'compute' right of it."""
+        return "memory" if self.intensity_flops_per_byte < self.peak_flops / self.bandwidth_bytes_per_s else "compute"
+
+    @property
+    def fraction_of_roof(self) -> float:
+        return self.achieved_flops / self.roof_flops
+
+    @property
+    def limiter(self) -> str:
+        """'memory' or 'compute' (the busier unit, at >= 60% of its peak), else 'latency'."""
+        if max(self.compute_fraction, self.memory_fraction) < PROFILE_LATENCY_FRACTION:
+            return "latency"
+        return "memory" if self.memory_fraction >= self.compute_fraction else "compute"
+
+    @property
+    def verdict(self) -> str:
+        """One line: how far from its roof the kernel ran and what that suggests."""
+        f = self.fraction_of_roof
+        if f > 1 + 1e-9:
+            return (f"above its {self.roof} roof ({f:.0%}): check the bytes and FLOP counted "
+                    f"(did caches serve part of the traffic?)")
+        if self.limiter == "latency":
+            return (f"{f:.0%} of its {self.roof} roof: neither roof is near; look for too few "
+                    f"warps or blocks, stalls, or launch overhead")
+        if max(self.compute_fraction, self.memory_fraction) > PROFILE_WELL_USED_FRACTION:
+            return f"{f:.0%} of its {self.roof} roof: near the hardware's limit; only less {self.limiter} work helps"
+        return f"{f:.0%} of its {self.roof} roof: {self.limiter}-limited, with some room left"
+
+
+def read_profile(name, duration_s, bytes_moved, flops, accelerator="H100 SXM", precision="bf16") -> ProfileReading:
+    """Place a profiled kernel against the roofline and name what limits it.
+
+        achieved FLOP/s = flops / duration_s,   achieved bytes/s = bytes_moved / duration_s
+        compute fraction = achieved FLOP/s / peak,   memory fraction = achieved bytes/s / bandwidth
+        fraction of roof = achieved FLOP/s / min(peak, bandwidth x flops / bytes_moved)
+                         = max(compute fraction, memory fraction)
+
+    ``bytes_moved`` is DRAM (HBM) traffic, as a profiler's ``dram__bytes`` counts it; ``flops``
+    the arithmetic done. The limiter follows Nsight Compute's speed-of-light rule: below 60% of
+    peak on both, latency; otherwise whichever fraction is larger.
+
+    >>> r = read_profile("decode GEMV", 48e-6, 134e6, 134e6, "H100 SXM", "bf16")
+    >>> r.limiter, round(r.memory_fraction, 2)
+    ('memory', 0.83)
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty string, got {name!r}")
+    t = check_number("duration_s", duration_s, min_value=0, allow_min=False)
+    q = check_number("bytes_moved", bytes_moved, min_value=0, allow_min=False)
+    f = check_number("flops", flops, min_value=0, allow_min=False)
+    acc = get_accelerator(accelerator)
+    peak = acc.peak(precision)
+    return ProfileReading(name=name, accelerator=acc.name, precision=precision.lower(), duration_s=t,
+                          bytes_moved=q, flops=f, peak_flops=peak, bandwidth_bytes_per_s=acc.mem_bandwidth)

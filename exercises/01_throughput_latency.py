@@ -12,8 +12,8 @@
 # %% [markdown]
 # # 01 · Exercises: throughput and latency
 #
-# Four exercises on lesson 01: a prediction, a computation on a real accelerator, an exploration
-# with the latency-hiding simulator, and a function to write. Put your answer in each exercise
+# Five exercises on lesson 01: a prediction, a computation on a real accelerator, an exploration
+# with the latency-hiding simulator, a function to write, and a register budget to decide. Put your answer in each exercise
 # cell where it says `NotImplementedError` and run the cell. `check` prints one line when the
 # answer is right; otherwise it shows your value, the form the answer should take and a first
 # hint. `hint("01.2", 2)` shows the next hint.
@@ -82,3 +82,22 @@ def warps_by_registers(registers_per_thread, accelerator):
 
 
 check("01.4", warps_by_registers)
+
+
+# %% [markdown]
+# ### Exercise 01.5 (decide): how many registers may the compiler use?
+#
+# A kernel's code needs 150 registers per thread; it runs 128-thread blocks with 12 KiB of shared
+# memory each on an H100 SXM. You may cap the registers at one of `caps` below; the compiler
+# spills the rest to local memory. You want as many resident warps as possible, **but** the
+# spilled registers of all resident threads must fit in the L1 cache that the resident blocks'
+# shared memory leaves free (L1 and shared memory share 256 KiB per SM,
+# `H100_L1_SHARED_BYTES_PER_SM`), so the reloads stay on chip. Decide the cap and store it in
+# `cap`. The lesson's `register_pressure` and `occupancy` do the counting (section 4).
+
+# %%
+from course_lib.latency import H100_L1_SHARED_BYTES_PER_SM, register_pressure
+
+caps = (255, 128, 96, 80, 64, 48)
+raise NotImplementedError("exercise 01.5: how many registers may the compiler use?")
+check("01.5", cap)

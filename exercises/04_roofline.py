@@ -12,9 +12,9 @@
 # %% [markdown]
 # # 04 · Exercises: the roofline
 #
-# Five exercises on lesson 04: a prediction, a computation on a real accelerator, an exploration,
-# and two functions to write. Put your answer in each exercise cell where it says
-# `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# Six exercises on lesson 04: a prediction, a computation on a real accelerator, an exploration,
+# two functions to write, and a decision from a profile. Put your answer in each exercise cell
+# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
 # otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("04.2", 2)` shows the next hint.
 #
@@ -103,6 +103,25 @@ def roofline(intensity, peak_flops, bandwidth):
 
 
 check("04.5", roofline)
+
+# %% [markdown]
+# ### Exercise 04.6 (decide): which kernel do you optimize first?
+#
+# A profiler recorded one training step on an H100 SXM in BF16. For each kernel: its duration
+# per call, the DRAM bytes and the FLOP of one call, and how many times the step calls it
+# (illustrative numbers of the kind Nsight Compute reports). You have time to bring **one**
+# kernel to its roof. Decide which one saves the most time per step and store its name in
+# `optimize_first`. `rl.read_profile(name, duration_s, bytes_moved, flops, "H100 SXM", "bf16")`
+# places a kernel against the roofline (lesson section 7b).
+
+# %%
+step_profile = {                     # name: (seconds per call, DRAM bytes, FLOP, calls per step)
+    "decode GEMV": (48e-6, 134_250_496, 134_217_728, 80),
+    "layer norm": (22e-6, 16_777_216, 33_554_432, 64),
+    "MLP GEMM": (1.65e-3, 1.2e9, 2 * 8192 ** 3, 4),
+}
+raise NotImplementedError("exercise 04.6: which kernel do you optimize first?")
+check("04.6", optimize_first)
 
 # %% [markdown]
 # When every check passes, compare your answers with what the lesson found: the attention-score

@@ -60,6 +60,55 @@ print(f"{h100.sm_count} SMs x {h100.max_threads_per_sm} threads = {resident_thre
 assert resident_threads == h100.sm_count * h100.max_warps_per_sm * h100.warp_size
 
 # %% [markdown]
+# ### The gap, in numbers: a server CPU against a GPU
+#
+# The course's CPU list (`course_lib/data/cpus.toml`, vendor figures with sources) holds two
+# server processors of the H100's time. Their peak is cores x FLOP per clock per core x clock;
+# their bandwidth, memory channels x 8 bytes x transfers per second. Against the H100 SXM, with
+# Little's law from section 2 at an assumed CPU DRAM latency of 100 ns and the GPU's assumed
+# 600 ns:
+
+# %%
+from course_lib.latency import ASSUMED_CPU_DRAM_LATENCY_S, cpu_gpu_gap, get_cpu, list_cpus
+
+print(f"{'':20s} {'FP32 TF/s':>10s} {'best TF/s':>10s} {'GB/s':>7s} {'threads':>8s} {'B in flight/thread':>19s}")
+gaps = [cpu_gpu_gap(name, "H100 SXM") for name in list_cpus()]
+for gap in gaps:
+    cpu = get_cpu(gap.cpu)
+    assert np.isclose(cpu.channel_bandwidth, cpu.mem_bandwidth)        # second way: the vendor's figure
+    print(f"{gap.cpu:20s} {gap.cpu_fp32_flops / 1e12:10.1f} {gap.cpu_best_flops / 1e12:10.1f} "
+          f"{gap.cpu_bandwidth / 1e9:7.0f} {gap.cpu_threads:8d} {gap.in_flight_per_thread_cpu:19.0f}")
+print(f"{gaps[0].gpu:20s} {gaps[0].gpu_fp32_flops / 1e12:10.1f} {gaps[0].gpu_best_flops / 1e12:10.1f} "
+      f"{gaps[0].gpu_bandwidth / 1e9:7.0f} {gaps[0].gpu_threads:8d} {gaps[0].in_flight_per_thread_gpu:19.1f}")
+for gap in gaps:
+    print(f"H100 SXM / {gap.cpu}: FP32 {gap.fp32_ratio:.0f}x, fastest path {gap.best_ratio:.0f}x, "
+          f"bandwidth {gap.bandwidth_ratio:.0f}x, resident threads {gap.thread_ratio:,.0f}x")
+epyc, xeon = gaps
+assert all(5 < g.bandwidth_ratio < 15 and 5 < g.fp32_ratio < 15 for g in gaps)
+assert epyc.best_ratio > 100 > xeon.best_ratio          # AMX gives the Xeon a matrix unit
+assert epyc.in_flight_per_thread_cpu > 20 * epyc.in_flight_per_thread_gpu
+
+# %% [markdown]
+# On vector FP32 and on bandwidth, the GPU leads a whole server socket by about one order of
+# magnitude, not three; the larger gap is its tensor cores. The EPYC has no matrix unit (its
+# AVX-512 BF16 dot products compute two products per FP32 lane, so at most twice its FP32 rate,
+# not counted here); the Xeon's AMX narrows the gap to the last line's factor, at a clock the
+# base clock only bounds.
+# The designs differ most in the last column. Both memory systems obey Little's law, but a CPU
+# thread must keep hundreds of bytes in flight, several cache lines, which one core manages by
+# running ahead out of order (instruction-level parallelism) and by its prefetchers; a GPU
+# thread needs only a few bytes, one load, because tens of thousands of threads share the work.
+#
+# Your own CPU, measured: the best of a few float32 matmuls (well under a second):
+
+# %%
+from course_lib.measure_latency import measure_matmul_flops
+
+mine = measure_matmul_flops(384, budget_s=0.15)
+print(f"this machine: {mine / 1e9:.1f} GFLOP/s in a 384^3 float32 matmul; the H100 SXM's catalog peak is "
+      f"{h100.peak('fp32') / mine:,.0f}x that in FP32 and {h100.peak('bf16') / mine:,.0f}x in dense BF16")
+
+# %% [markdown]
 # ## 2. Little's law: how much must be in flight
 #
 # A pipeline that completes $T$ operations per second, each taking $L$ seconds from start to
@@ -240,7 +289,45 @@ assert np.isclose(u, 16 * C / (4 * (C + L)))
 # Occupancy is a means, not the goal: a kernel with more independent instructions per warp (a
 # larger $C$, or several loads in flight per thread) needs fewer warps. Many of the fastest matmul
 # kernels run at low occupancy on purpose, spending registers on tiles that raise their intensity.
+
+# %% [markdown]
+# ### Register pressure and spills
 #
+# Registers are the scarcest thing a kernel holds. A kernel whose code needs more registers per
+# thread than the compiler is allowed to use (a cap set with `-maxrregcount` or
+# `__launch_bounds__`) **spills** the rest to *local memory*: per-thread storage in device memory,
+# cached in L1 and L2, as slow as a global access when it misses (CUDA C++ Programming Guide,
+# "Local Memory"). Capping raises occupancy with the same allocation rules as above, and costs a
+# store and a reload of every spilled register each time the code needs it. A kernel that needs
+# 168 registers per thread in 256-thread blocks on the H100:
+
+# %%
+from course_lib.latency import H100_L1_SHARED_BYTES_PER_SM, register_pressure
+
+caps = register_pressure(256, 168, [255, 128, 96, 64], accelerator="H100 SXM")
+print(f"{'cap':>4s} {'spilled':>8s} {'warps/SM':>9s} {'occupancy':>10s} {'U (sec. 3)':>11s} "
+      f"{'spill B/thread/pass':>20s} {'spilled KiB/SM':>15s}")
+for row in caps:
+    u_row = analytic_utilisation(row.warps_per_sm, C, L, 4)
+    print(f"{row.cap:4d} {row.spilled_per_thread:8d} {row.warps_per_sm:9d} {row.occupancy:10.3f} {u_row:11.3f} "
+          f"{row.spill_bytes_per_thread_per_pass:20d} {row.spill_footprint_per_sm / 1024:15.0f}")
+none, c128, c96, c64 = caps
+# Second way for the warps: the occupancy calculator at the registers actually used.
+assert all(r.warps_per_sm == occupancy(256, r.registers_used, 0, "H100 SXM").warps_per_sm for r in caps)
+assert c96.warps_per_sm == c128.warps_per_sm       # whole blocks only: 96 registers buy nothing over 128
+assert c64.spill_footprint_per_sm > H100_L1_SHARED_BYTES_PER_SM > c128.spill_footprint_per_sm
+print(f"the H100 SM has {H100_L1_SHARED_BYTES_PER_SM // 1024} KiB of L1 and shared memory together")
+
+# %% [markdown]
+# Each step down buys warps and pays in traffic. At 128 registers the occupancy doubles and
+# the 40 spilled registers of the resident threads take less than the SM's L1, so most reloads
+# can hit on chip; at 96 the extra spills buy no warps at all, because resident warps come in
+# whole blocks; at 64 the occupancy doubles again, but the spills no longer fit in L1 and stream
+# from L2 or HBM, several hundred bytes per thread per pass, likely more than the kernel's own
+# loads. Nsight Compute reports spills as local-memory traffic (`local_load`/`local_store`
+# bytes); `nvcc -Xptxas -v` prints them at compile time.
+
+# %% [markdown]
 # ## 5. Fixed cost against throughput, measured on your CPU
 #
 # Every call has a fixed cost before it streams any data. Timing `np.add` on arrays of 1 to
@@ -277,7 +364,53 @@ plt.show()
 # A GPU kernel launch is the same story with a larger $t_0$ and a far larger
 # $r_\infty$, so its $n_{1/2}$ is larger still: small operations leave a GPU idle, which is why
 # frameworks fuse kernels and capture whole graphs of launches.
+
+# %% [markdown]
+# ### Launch overhead and what CUDA graphs remove
 #
+# Each kernel launch costs the CPU time to prepare and submit it, and the GPU time to start it.
+# When kernels are short, the GPU waits for the next launch and each kernel costs its run time
+# plus an exposed overhead. NVIDIA's CUDA Graphs article (A. Gray, "Getting Started with CUDA
+# Graphs", NVIDIA Technical Blog, 2019; a V100) measured 20 kernels of about 2.9 us: 3.8 us per
+# kernel launched one by one in a stream, 3.4 us per kernel launched as one graph, which is
+# captured once and submitted with a single call, so the CPU's per-kernel work disappears and
+# the GPU steps from node to node. Take a decode step of 600 such kernels (a 32-layer model
+# runs many small kernels per layer at batch 1):
+
+# %%
+from course_lib.latency import (BLOG_GRAPH_PER_KERNEL_S, BLOG_KERNEL_S, BLOG_STREAM_PER_KERNEL_S,
+                                launch_time_s)
+
+n_kernels = 600
+stream_overhead = BLOG_STREAM_PER_KERNEL_S - BLOG_KERNEL_S
+graph_overhead = BLOG_GRAPH_PER_KERNEL_S - BLOG_KERNEL_S
+t_stream = launch_time_s(n_kernels, BLOG_KERNEL_S, stream_overhead)
+t_graph = launch_time_s(n_kernels, BLOG_KERNEL_S, graph_overhead)
+busy = n_kernels * BLOG_KERNEL_S
+print(f"overhead per kernel: {stream_overhead * 1e6:.1f} us in a stream, {graph_overhead * 1e6:.1f} us in a graph")
+print(f"{n_kernels} kernels: {t_stream * 1e3:.2f} ms launched one by one ({busy / t_stream:.0%} busy), "
+      f"{t_graph * 1e3:.2f} ms as a graph ({busy / t_graph:.0%} busy): {(t_stream - t_graph) * 1e6:.0f} us saved per step")
+assert np.isclose(t_stream, n_kernels * BLOG_STREAM_PER_KERNEL_S)
+assert np.isclose(t_stream - t_graph, n_kernels * (BLOG_STREAM_PER_KERNEL_S - BLOG_GRAPH_PER_KERNEL_S))
+
+# %% [markdown]
+# A graph removes the per-kernel launch work, not the kernels: the step is still 600 kernels,
+# and fusing them (lesson 06) is what removes their run time and their memory traffic. The CPU
+# analogue is your own Python loop: the same additions as 200 calls on 64-element rows and as
+# one call on the whole array (timed as the best of several runs, which keeps a busy machine's
+# interruptions out):
+
+# %%
+from course_lib.measure_latency import measure_batched_calls
+
+batched = measure_batched_calls(200, 64, budget_s=0.2)
+print(f"200 calls: {batched.t_loop_s * 1e6:.0f} us; one call: {batched.t_one_s * 1e6:.1f} us "
+      f"({batched.speedup:.0f}x faster); each extra call cost {batched.overhead_per_call_s * 1e9:.0f} ns, "
+      f"{batched.overhead_per_call_s / stream_overhead:.2f}x the GPU's exposed launch overhead above")
+verdict = "as expected" if batched.speedup > 5 else "less than expected: is something else busy?"
+print(f"one call over 200: {verdict}")
+
+# %% [markdown]
 # **On a GPU.** Where PyTorch or CuPy sees a GPU, the same sweep can be timed there; here we only
 # report whether one is present.
 
@@ -335,8 +468,9 @@ assert calls.rate_elements_per_s[0] < 0.01 * calls.rate_inf_elements_per_s
 # ## Exercises
 #
 # `my_work/01_throughput_latency.py` (answers in `solutions/01_throughput_latency.py`): predict a
-# limiter, compute bytes in flight for a real accelerator, explore the simulator, and write the
-# occupancy rule for registers yourself.
+# limiter, compute bytes in flight for a real accelerator, explore the simulator, write the
+# occupancy rule for registers yourself, and decide how many registers a spilling kernel may use
+# (01.5).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
@@ -352,3 +486,10 @@ assert calls.rate_elements_per_s[0] < 0.01 * calls.rate_inf_elements_per_s
 #   one that binds on a tie.
 # - Wide loads and several loads in flight per thread hide latency with fewer warps.
 # - Every call has a fixed cost: below $n_{1/2} = t_0 r_\infty$ elements, overhead dominates.
+# - A GPU leads a server CPU socket by about ten times in FP32 and bandwidth and by far more in
+#   tensor-core math; a CPU hides memory latency with out-of-order execution, hundreds of bytes in
+#   flight per thread, a GPU with thousands of threads and a few bytes each (section 1).
+# - Capping registers raises occupancy in whole blocks and spills the rest to local memory; the
+#   spills are cheap only while they fit in L1 (section 4).
+# - Short kernels pay their launch overhead each; a CUDA graph submits them all at once and leaves
+#   only a smaller per-kernel cost, as batching calls does for a Python loop (section 5).

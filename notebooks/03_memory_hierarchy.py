@@ -147,6 +147,88 @@ assert np.isclose(smem_to_l2 * l2_to_hbm, smem_to_hbm)
 assert l2_to_hbm < 5 and smem_to_l2 < 5 < smem_to_hbm
 
 # %% [markdown]
+# ### Where HBM's bandwidth comes from: bus width times data rate
+#
+# A memory interface moves a fixed number of bits per pin per second, on every data pin at once:
+#
+# $$ \beta = \frac{\text{bus width (bits)} \times \text{data rate per pin (bit/s)}}{8}. $$
+#
+# HBM is wide and slow per pin: each stack has a 1024-bit interface (JEDEC JESD235 for HBM2,
+# JESD238 for HBM3), and the H100 SXM's five active stacks give 5120 bits. GDDR is narrow and fast per pin: the
+# RTX 4090's 384 bits run at 21 Gbit/s. The catalog records the bus width of most parts and the
+# per-pin rate where the vendor (or the memory clock the CUDA driver reports, times two for
+# double data rate) gives it; every entry is checked against its datasheet bandwidth, within 1%
+# (datasheets round to three significant figures, at most 0.5% off, and the per-pin rate is
+# rounded too):
+
+# %%
+from course_lib.hardware import list_accelerators
+from course_lib.memory import BUS_BANDWIDTH_TOLERANCE, bus_bandwidth_bytes_per_s, bus_check
+
+h100_bus = bus_bandwidth_bytes_per_s(h100.mem_bus_width_bits, h100.mem_data_rate_bits_per_s_per_pin)
+print(f"H100 SXM: {h100.mem_bus_width_bits} bits x {h100.mem_data_rate_bits_per_s_per_pin / 1e9:.3f} Gbit/s / 8 "
+      f"= {h100_bus / 1e12:.3f} TB/s (datasheet {h100.mem_bandwidth / 1e12:.2f} TB/s)\n")
+print(f"{'accelerator':15s} {'memory':7s} {'bus bits':>8s} {'Gbit/s/pin':>11s} {'bus x rate':>11s} "
+      f"{'datasheet':>10s} {'diff':>7s}  implied Gbit/s/pin")
+checks = [bus_check(name) for name in list_accelerators()]
+for c in checks:
+    rate = f"{c.data_rate_bits_per_s_per_pin / 1e9:11.3f}" if c.data_rate_bits_per_s_per_pin else f"{'-':>11s}"
+    bus_bw = f"{c.bus_bandwidth_bytes_per_s / 1e12:8.3f} TB/s" if c.bus_bandwidth_bytes_per_s else f"{'-':>13s}"
+    diff = f"{c.rel_difference:+7.2%}" if c.rel_difference is not None else f"{'-':>7s}"
+    implied = f"{c.implied_rate_bits_per_s_per_pin / 1e9:.2f}" if c.implied_rate_bits_per_s_per_pin else "no bus width published"
+    print(f"{c.accelerator:15s} {c.mem_type:7s} {c.bus_width_bits or '-':>8} {rate} {bus_bw} "
+          f"{c.bandwidth_bytes_per_s / 1e12:6.2f} TB/s {diff}  {implied}")
+checked = [c for c in checks if c.agrees is not None]
+assert checked and all(c.agrees for c in checked), [(c.accelerator, c.rel_difference) for c in checked]
+print(f"\n{len(checked)} entries checked, all within {BUS_BANDWIDTH_TOLERANCE:.0%}; largest difference "
+      f"{max(abs(c.rel_difference) for c in checked):.2%}")
+# Second way for the H100: five 1024-bit stacks, each at the same per-pin rate.
+assert np.isclose(5 * bus_bandwidth_bytes_per_s(1024, h100.mem_data_rate_bits_per_s_per_pin), h100_bus)
+bus_by_name = {c.accelerator: c for c in checks}
+v100_bus, h200_bus = bus_by_name["V100 SXM2"], bus_by_name["H200"]
+rate_gain = h200_bus.implied_rate_bits_per_s_per_pin / v100_bus.implied_rate_bits_per_s_per_pin
+width_gain = h200_bus.bus_width_bits / v100_bus.bus_width_bits
+print(f"V100 (HBM2) -> H200 (HBM3e): per-pin rate {rate_gain:.1f}x, bus width {width_gain:.1f}x")
+assert rate_gain > 2 * width_gain
+
+# %% [markdown]
+# Where no per-pin rate is published, the last column is the rate the datasheet implies: the
+# H200's HBM3e about 6.25 Gbit/s, the L4's GDDR6 12.5. From the V100 to the H200, HBM's rate per
+# pin grew far more than the width of the bus (the last line above).
+#
+# ### The memory wall
+#
+# Compute has grown faster than bandwidth. NVIDIA's data-centre GPUs, one per generation, dense
+# FP16 peak and memory bandwidth, each relative to the V100:
+
+# %%
+from course_lib.memory import memory_wall
+from course_lib.plots.memory import plot_memory_wall
+
+wall = memory_wall()
+print(f"{'part':15s} {'year':>5s} {'peak x':>7s} {'bandwidth x':>12s} {'ridge FLOP/B':>13s}")
+for name, year, c, b, r in zip(wall.names, wall.years, wall.compute_index, wall.bandwidth_index, wall.ridge_points):
+    print(f"{name:15s} {year:5d} {c:7.1f} {b:12.1f} {r:13.0f}")
+g_c, g_b = wall.growth_per_year("compute"), wall.growth_per_year("bandwidth")
+print(f"fitted growth per year: compute {g_c:.2f}x, bandwidth {g_b:.2f}x; over "
+      f"{wall.years[-1] - wall.years[0]} years the ridge point rose {wall.ridge_points[-1] / wall.ridge_points[0]:.1f}x")
+assert g_c > g_b and wall.compute_index[-1] > 2 * wall.bandwidth_index[-1]
+# Second way: the ridge point's rise is the ratio of the two indices.
+assert np.isclose(wall.ridge_points[-1] / wall.ridge_points[0], wall.compute_index[-1] / wall.bandwidth_index[-1])
+assert (round(wall.compute_index[-1]), round(wall.bandwidth_index[-1]),
+        round(wall.ridge_points[-1] / wall.ridge_points[0])) == (18, 9, 2)              # key points
+fig = plot_memory_wall(wall)
+plt.show()
+
+# %% [markdown]
+# Each generation needs more FLOP per byte to keep its arithmetic busy, so kernels that were
+# compute-bound on the V100 (intensity between its ridge and the B200's) are memory-bound on
+# the B200. Bandwidth did not keep up because it is set by pins and their rate (above): more
+# stacks need more silicon interposer and package edge, and faster pins more power per bit.
+# This is why the rest of the course keeps returning to bytes: reuse from caches and shared
+# memory, fusion (lesson 06) and narrower formats (lesson 05).
+
+# %% [markdown]
 # ### Moving one tensor across each level
 #
 # The key and value cache of one layer for a batch of 8 sequences of 4096 tokens, 8 KV heads of
@@ -357,6 +439,42 @@ assert np.isclose(two.total_s, pipelined_time_s(8, t_copy, t_comp, 2))
 assert np.isclose(two.total_s, t_comp + 8 * t_copy)        # copy-bound: the copies set the pace
 
 # %% [markdown]
+# ### What TMA does
+#
+# Without TMA, a tile copy is work for every thread: with `cp.async`, each thread computes the
+# addresses of its pieces and issues one instruction per 16 bytes. Hopper's **Tensor Memory
+# Accelerator** takes the whole tile from one instruction (`cp.async.bulk.tensor`), issued by
+# one thread: a *tensor map* made once on the host describes the array in global memory (base,
+# sizes, strides, element type, the box to copy, at most 256 elements along each dimension), the
+# unit generates every address itself, handles the tile's edges, and signals an `mbarrier` in
+# shared memory when the bytes have landed (H100 whitepaper, "Tensor Memory Accelerator";
+# CUDA C++ Programming Guide, "Asynchronous Data Copies using TMA"). The other threads never
+# touch the copy, so the warps that compute keep their registers and issue slots for math;
+# FlashAttention-3 dedicates one producer warp to TMA and leaves the rest to the tensor cores.
+# For one 128 x 64 BF16 tile, copied by a block of 128 threads:
+
+# %%
+from course_lib.memory import multicast_l2_reads, tile_copy_work
+
+work = tile_copy_work(128, 64, bytes_per_element=2, threads=128)
+print(f"{work.tile_bytes // 1024} KiB tile: {work.copy_instructions} cp.async instructions "
+      f"({work.instructions_per_thread:.0f} per thread, each with its own address) against "
+      f"{work.tma_instructions} TMA instruction from one thread")
+assert work.copy_instructions == 128 * 64 * 2 // 16
+assert work.copy_instructions == work.threads * work.instructions_per_thread
+for cluster in (2, 4):
+    without, with_ = multicast_l2_reads(work.tile_bytes, cluster)
+    print(f"a cluster of {cluster} blocks that all need this tile: {without / 1024:.0f} KiB read from L2 "
+          f"without multicast, {with_ / 1024:.0f} KiB with TMA multicast")
+
+# %% [markdown]
+# The last line is the other half of TMA: **multicast**. Thread blocks of a *cluster* (Hopper
+# groups up to 8 blocks portably, on neighbouring SMs) that need the same tile, such as the
+# blocks computing one row of output tiles of a matmul, all need the same tile of $A$; one TMA
+# load with multicast reads it from L2 once and writes it into every block's shared memory, so
+# L2 traffic for that operand drops by the cluster size.
+
+# %% [markdown]
 # ## 6. Explore
 #
 # The cache explorer redraws the four hit-rate curves for any cache; try 1 way against 16, a
@@ -449,12 +567,18 @@ assert faster_math / slow > 0.9
 #
 # `my_work/03_memory_hierarchy.py` (answers in `solutions/03_memory_hierarchy.py`): predict a
 # hit rate, time a tensor's trip down a real accelerator's ladder, explore the cache simulator,
-# and write the bank-conflict rule yourself.
+# write the bank-conflict rule yourself, and size a chip's HBM to keep its ridge point (03.5).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
 # ## Key points
 #
+# * Device-memory bandwidth is bus width x data rate per pin / 8 (section 1; every catalog entry
+#   with both agrees with its datasheet within 1%); HBM is wide, GDDR fast per pin.
+# * Compute has grown faster than bandwidth: from the V100 to the B200 the dense FP16 peak rose
+#   18x and the bandwidth 9x, so the ridge point doubled (the memory wall, section 1).
+# * TMA copies a whole tile from one instruction issued by one thread, generating the addresses
+#   itself, and can multicast it to every block of a cluster (section 5).
 # * Bandwidth falls at each step down the hierarchy, but not by a fixed factor: on the A100 the
 #   steps either side of L2 are each well under ten (L2 to HBM about 3.5x, section 1), while
 #   the links below HBM cost more; $t = Q / \beta$ says what a tensor costs at each level.

@@ -448,6 +448,87 @@ if gpu is not None:
             break
 
 # %% [markdown]
+# ## 7b. Reading a profiler's report against the roofline
+#
+# On a GPU the timings come from a profiler. NVIDIA's Nsight Compute reports, for each kernel,
+# its **duration**, the bytes it moved to and from DRAM (`dram__bytes`), the operations it ran,
+# and, in its "GPU Speed Of Light Throughput" section, the two numbers the roofline needs:
+# achieved memory throughput and achieved compute throughput, each as a percentage of the
+# device's peak. Its rule for reading them (the SOLBottleneck rule shipped with the tool): above
+# 80% of peak a unit is well used; if both stay below 60%, the kernel "typically" has latency
+# issues, neither roof is near, and the warp-state statistics say why. From the three recorded
+# numbers, duration $t$, bytes $Q$ and FLOP $F$:
+#
+# $$ \text{achieved FLOP/s} = \frac{F}{t}, \qquad \text{achieved bytes/s} = \frac{Q}{t}, \qquad
+#    \text{fraction of roof} = \frac{F/t}{\min(\pi, \beta F/Q)}
+#    = \max\left(\frac{F/t}{\pi}, \frac{Q/t}{\beta}\right). $$
+#
+# Efficiency is a fraction of the roof that applies at the kernel's intensity, never of the FLOP
+# peak alone: a decode GEMV at 0.3% of peak FLOP/s can be a perfect kernel. Three kernels on an
+# H100 SXM with the kind of numbers a profile records (illustrative figures, not measurements):
+# the decode GEMV of section 3, the training GEMM with the DRAM bytes its tiles really moved,
+# and a layer norm over $4096 \times 1024$ BF16 values.
+
+# %%
+from course_lib.roofline import read_profile
+from course_lib.plots.roofline import plot_profile_readings
+
+gemv_k, train_k = gemv.kernel, train.kernel
+profile = [
+    read_profile("decode GEMV", 48e-6, gemv_k.bytes_moved, gemv_k.flops, "H100 SXM", "bf16"),
+    read_profile("training GEMM", 1.65e-3, 1.2e9, train_k.flops, "H100 SXM", "bf16"),
+    read_profile("layer norm", 22e-6, 2 * 2 * 4096 * 1024, 8 * 4096 * 1024, "H100 SXM", "bf16"),
+]
+print(f"{'kernel':14s} {'us':>7s} {'TFLOP/s':>8s} {'TB/s':>6s} {'compute %':>10s} {'memory %':>9s} "
+      f"{'roof':>8s} {'of roof':>8s} {'limiter':>8s}")
+for r in profile:
+    print(f"{r.name:14s} {r.duration_s * 1e6:7.0f} {r.achieved_flops / 1e12:8.1f} "
+          f"{r.achieved_bandwidth_bytes_per_s / 1e12:6.2f} {100 * r.compute_fraction:10.1f} "
+          f"{100 * r.memory_fraction:9.1f} {r.roof:>8s} {r.fraction_of_roof:8.0%} {r.limiter:>8s}")
+for r in profile:
+    print(f"  {r.name}: {r.verdict}")
+# Second way: the fraction of the roof is the larger of the two speed-of-light fractions.
+for r in profile:
+    assert np.isclose(r.fraction_of_roof, max(r.compute_fraction, r.memory_fraction))
+p_gemv, p_train, p_norm = profile
+assert (p_gemv.limiter, p_train.limiter, p_norm.limiter) == ("memory", "compute", "latency")
+assert p_gemv.compute_fraction < 0.01 < 0.8 < p_gemv.fraction_of_roof
+# The GEMM's tiles re-read operands: its DRAM bytes exceed the minimum, its intensity falls.
+print(f"training GEMM: {p_train.bytes_moved / train_k.bytes_moved:.1f}x the minimum bytes, intensity "
+      f"{p_train.intensity_flops_per_byte:.0f} instead of {train_k.intensity_flops_per_byte:.0f} FLOP/B "
+      f"(still right of the ridge, {ridge_h100:.0f})")
+assert p_train.intensity_flops_per_byte > ridge_h100
+t_norm_min = p_norm.bytes_moved / h100.mem_bandwidth
+print(f"layer norm: its bytes need {t_norm_min * 1e6:.1f} us at full bandwidth; it ran {p_norm.duration_s * 1e6:.0f} us")
+assert np.isclose(t_norm_min / p_norm.duration_s, p_norm.fraction_of_roof)
+fig = plot_profile_readings(profile)
+plt.show()
+
+# %% [markdown]
+# Read the table from the right. The GEMV moves bytes at over 80% of HBM's peak: it is done,
+# and only fewer bytes (batching, a narrower format) make it faster. The GEMM is compute-limited
+# with room left; its DRAM bytes are a few times the minimum because its tiles re-read operands,
+# which is harmless while it stays right of the ridge. The layer norm is near neither roof: its
+# bytes would take a few microseconds at full bandwidth (the last line), so a launch, a tail of
+# idle SMs or too few loads in flight (lesson 01's Little's law) weigh as much as the traffic:
+# the pattern the 60% rule calls latency. For such a kernel the profiler's **warp stall reasons** say what
+# the warps waited for, as a share of their cycles (Nsight Compute Profiling Guide, "Warp Stall
+# Reasons"):
+#
+# | stall reason | the warp waits for | points to |
+# |---|---|---|
+# | long scoreboard | data from L1TEX: global or local memory | memory latency: more loads in flight per thread, more warps (lesson 01) |
+# | short scoreboard | shared memory or special-function results | bank conflicts (lesson 03), MIO pressure |
+# | barrier | the other warps of its block at `__syncthreads` | uneven work per warp, big blocks |
+# | math pipe throttle | a busy arithmetic pipe | compute-bound: the good case |
+# | not selected | nothing: it was ready, another warp issued | enough warps; occupancy could go down |
+#
+# A kernel whose cycles go to long-scoreboard stalls at low memory throughput is waiting on
+# latency with too little in flight; the same stall at 90% memory throughput is simply
+# bandwidth-bound. Always read a stall next to the two throughput fractions, and judge a change
+# by its duration, the number that matters.
+
+# %% [markdown]
 # ## 8. Explore
 #
 # Choose an accelerator and a precision, then move the matmul's shape. $m$ is the number of tokens
@@ -493,7 +574,8 @@ assert np.isclose(gain_train, 1.0)
 # ## Exercises
 #
 # `my_work/04_roofline.py` (answers in `solutions/04_roofline.py`): predict before you compute,
-# compute on a real accelerator, explore with the widget, and write the roofline yourself.
+# compute on a real accelerator, explore with the widget, write the roofline yourself, and decide
+# from a recorded profile which kernel to optimize first (04.6).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
@@ -508,5 +590,8 @@ assert np.isclose(gain_train, 1.0)
 #   to 2:4-pruned weights, and those weights also take about 56% of the dense bytes.
 # - Peak = units x FLOP per clock x clock, at the clock the vendor rated: the H100's tensor peak
 #   implies a clock below its boost clock (section 5).
+# - A profile gives duration, bytes and FLOP: efficiency is the fraction of the roof at the
+#   kernel's intensity, the larger of its compute and memory fractions of peak; above 80% the
+#   unit is well used, below 60% on both the kernel waits on latency (section 7b).
 # - Every memory level has its own roof (L2's where a vendor publishes it, as for the A100);
 #   measure your own machine's roofs, the same way as its kernels, before trusting a model.

@@ -353,7 +353,170 @@ for q in results:
 # a stretched scale only pushes the smallest values towards its subnormals; finer groups help it
 # much less. MX pays for its 8-bit power-of-two scale with a little clipping and a coarser scale
 # than absmax; the table shows both effects and its lower bits per element.
+
+# %% [markdown]
+# ## 8b. FP8 training: two formats and a scale per tensor
 #
+# FP8 training (Micikevicius et al., "FP8 Formats for Deep Learning", arXiv:2209.05433, 2022)
+# stores the inputs of the matrix multiplications in 8 bits, and uses both encodings: **E4M3**,
+# with one more mantissa bit, for weights and activations in the forward pass, and **E5M2**, with
+# the wider range, for gradients in the backward pass. NVIDIA's Transformer Engine calls this
+# recipe `Format.HYBRID`. Neither format has FP32's range, so every tensor gets its own FP32
+# scale $s$ and is stored as $x \cdot s$; the matmul's result is divided by the scales again:
+#
+# $$ s = \frac{\text{max}_\text{fmt}}{\text{amax}} \cdot 2^{-\text{margin}}, \qquad
+#    \text{amax} = \max |x|. $$
+#
+# Only the matmuls run in FP8. The matmul accumulates in higher precision and writes BF16 or FP32;
+# layer norms, softmax, residual additions, the loss, the master weights and the optimizer
+# state stay in BF16 or FP32 (Transformer Engine documentation, "Using FP8 with Transformer
+# Engine"; on Hopper the accumulation itself needs care, section 7). First, why two formats: a
+# gradient-like tensor spread over many powers of two, scaled so its largest value just fits,
+# stored in each encoding:
+
+# %%
+from course_lib.plots.formats import plot_layer_errors, plot_scaling_runs
+
+rng_fp8 = np.random.default_rng(11)
+grad_steps = F.drifting_tensor(rng_fp8, 1, 50_000, median=2.0 ** -24, decades=1.0)
+fit = {name: F.simulate_fp8_scaling(grad_steps, name, "current") for name in ("fp8_e4m3", "fp8_e5m2")}
+for name, run in fit.items():
+    print(f"{F.get_format(name).label}: {run.underflow_fraction:.2%} of the gradient values flushed to zero, "
+          f"relative RMS error {run.rel_rms_errors[0]:.3f}")
+assert fit["fp8_e5m2"].underflow_fraction < fit["fp8_e4m3"].underflow_fraction
+# Second way: a value survives when it is at least half the smallest subnormal after scaling.
+e4m3 = F.get_format("fp8_e4m3")
+tiny = e4m3.min_subnormal / 2 / fit["fp8_e4m3"].scales[0]
+assert abs(np.mean(np.abs(grad_steps) < tiny) - fit["fp8_e4m3"].underflow_fraction) < 1e-3
+
+# %% [markdown]
+# The E4M3 error is smaller on the values it keeps; the values it loses are why gradients use
+# E5M2. Finding amax costs a pass over the tensor before the cast. **Delayed scaling** avoids it:
+# the scale of step $t$ comes from the largest amax recorded over the previous $H$ steps (Transformer
+# Engine's `DelayedScaling`, `amax_history_len` $H$ = 1024 by default, `amax_compute_algo="max"`),
+# and the amax of the tensor just cast joins the history. The price: when a tensor grows beyond
+# its history, the values above the old amax are clipped. We simulate an activation tensor that
+# grows 4% per step and jumps 16x at one step, in E4M3, with a history of 16 steps:
+
+# %%
+act_steps = F.drifting_tensor(rng_fp8, 60, 4096, median=1.0, decades=0.5, growth=1.04,
+                              spike_step=40, spike_factor=16.0)
+runs = [F.simulate_fp8_scaling(act_steps, "fp8_e4m3", "current"),
+        F.simulate_fp8_scaling(act_steps, "fp8_e4m3", "delayed", history_len=16),
+        F.simulate_fp8_scaling(act_steps, "fp8_e4m3", "delayed", history_len=16, margin=1)]
+print(f"{'scaling':26s} {'values clipped':>15s} {'steps with clipping':>20s} {'worst step error':>17s}")
+for run in runs:
+    label = run.rule + (f", margin {run.margin}" if run.margin else "")
+    print(f"{label:26s} {int(run.overflow_counts.sum()):15d} {run.overflow_steps.size:20d} "
+          f"{run.rel_rms_errors.max():17.3f}")
+current, delayed, delayed_margin = runs
+spike_share = delayed.overflow_counts[40] / delayed.overflow_counts.sum()
+after = slice(41, 41 + delayed.history_len)
+after_ratio = np.median(delayed.rel_rms_errors[after]) / np.median(current.rel_rms_errors[after])
+print(f"the jump at step 40 gives {spike_share:.0%} of delayed scaling's clipped values; in the "
+      f"{delayed.history_len} steps after it the history still holds the jump's amax, and the median error "
+      f"is {after_ratio:.2f}x that of current scaling")
+assert spike_share > 0.5 and after_ratio < 1.5
+assert current.overflow_counts.sum() == 0
+assert delayed.overflow_counts.sum() > delayed_margin.overflow_counts.sum() > 0
+# Second way: delayed scaling clips exactly at the steps whose amax exceeds 2^margin times the
+# largest amax of the history window.
+for run in (delayed, delayed_margin):
+    grows = [t for t in range(1, run.amax.size)
+             if run.amax[t] > 2 ** run.margin * run.amax[max(0, t - run.history_len):t].max() * (1 + 1e-12)]
+    assert list(run.overflow_steps) == grows, (run.overflow_steps, grows)
+fig = plot_scaling_runs(runs)
+plt.show()
+
+# %% [markdown]
+# The plot shows the bargain. Current scaling never clips but reads every tensor twice. Delayed
+# scaling clips a few of the largest values whenever the tensor grows faster than its history,
+# and most of them at the jump; a margin of one binade of headroom clips at fewer steps and fewer
+values (the table), at the price of one binade less range for the smallest values. After
+# the jump the history keeps the scale 16x too small for $H$ steps, and the error barely moves
+# (the line above): E4M3's grid is relative, so a small scale only moves the smallest values
+# towards the subnormals. Short spikes are why recipes keep a long history and why newer ones
+# scale each block of a tensor (MXFP8, section 8) instead of trusting one scale per tensor.
+#
+# ## 8c. Post-training quantization: choosing the scale from data
+#
+# To serve a model trained in 16 bits in INT8 or FP8, **post-training quantization** (PTQ) runs a
+# few hundred calibration inputs through it, records each activation tensor's values, and picks
+# a clipping threshold $a$ per tensor; the scale is $a / q_{\max}$. The simplest threshold is
+# the maximum seen. A lower one (a high percentile, or the threshold with the least squared
+# error on the calibration data) clips a few values and gives every other value finer steps
+# (Nagel et al., "A White Paper on Neural Network Quantization", arXiv:2106.08295, 2021, sec. 3).
+# Which wins depends on the format. We calibrate on 4096 Laplace-distributed activations
+# (heavier tails than a Gaussian) and measure the error on 100,000 new ones:
+
+# %%
+calib = rng_fp8.laplace(size=4096)
+held_out = rng_fp8.laplace(size=100_000)
+methods = {"max": ("max", 100.0), "99.9th percentile": ("percentile", 99.9),
+           "99th percentile": ("percentile", 99.0), "least squared error": ("mse", 100.0)}
+ptq = {}
+print(f"{'format':9s} " + " ".join(f"{m:>20s}" for m in methods))
+for name in ("int8", "fp8_e4m3", "int4"):
+    row = {}
+    for label, (method, pct) in methods.items():
+        amax = F.calibrate_amax(calib, method, pct, fmt=name)
+        row[label] = F.rel_rms_error(F.fake_quantize(held_out, amax, name), held_out)
+    ptq[name] = row
+    print(f"{F.get_format(name).label:9s} " + " ".join(f"{row[m]:20.4f}" for m in methods))
+best = {name: min(row, key=row.get) for name, row in ptq.items()}
+print("best threshold per format:", best)
+int4_gain = ptq["int4"]["max"] / ptq["int4"]["least squared error"]
+print(f"INT4: the least-squared-error threshold cuts the error {int4_gain:.2f}x against the maximum")
+assert ptq["int8"]["max"] < ptq["int8"]["99th percentile"]          # INT8: clipping costs more than it buys
+assert ptq["fp8_e4m3"]["max"] < ptq["fp8_e4m3"]["99th percentile"]  # FP8: relative grid, keep the range
+assert int4_gain > 1.3                                               # INT4: clipping pays
+# Second way: fake_quantize with the maximum as threshold is quantize()'s per-tensor absmax rule.
+q = F.quantize(calib, "int8", "tensor")
+assert np.allclose(F.fake_quantize(calib, F.calibrate_amax(calib), "int8"), q.dequantized)
+
+# %% [markdown]
+# With 255 levels, INT8's rounding error is so small that clipping the tail costs more than it
+# saves, and FP8's relative grid does not care about a wide range; with INT4's 15 levels, giving
+# up the largest values buys finer steps for all the others. PTQ changes no weight. **Quantization-aware
+# training** (QAT) goes further: it inserts `fake_quantize` into the forward pass during
+# (a short phase of) training, so the loss sees the quantized model, and passes gradients
+# through the rounding as if it were the identity (the straight-through estimator, Bengio et al.
+# 2013; Jacob et al., CVPR 2018). The weights then learn to sit where rounding hurts least,
+# which recovers accuracy at 4 bits and below where PTQ loses it, at the cost of training compute
+# and the training data (Nagel et al. 2021, sec. 4).
+#
+# ## 8d. How quantization error compounds through layers
+#
+# Each layer quantizes its input and its weights, and the error it adds rides along into the
+# next layer, which adds its own. In an 8-layer ReLU network with He-initialised weights (which
+# keep the activations' size steady from layer to layer), quantizing every layer's inputs per
+# tensor and weights per output channel, the matmuls accumulating in full precision:
+
+# %%
+mlp = F.random_mlp(rng_fp8, [128] * 9)
+x_in = rng_fp8.standard_normal((32, 128))
+layer_errors = [F.mlp_quantization_errors(mlp, x_in, name) for name in ("int8", "fp8_e4m3", "fp8_e5m2")]
+print(f"{'format':9s} {'layer 1':>8s} {'layer 8':>8s} {'growth':>7s}  (sqrt(8) = {np.sqrt(8):.2f})")
+for r in layer_errors:
+    print(f"{F.get_format(r.format).label:9s} {r.rel_errors[0]:8.4f} {r.rel_errors[-1]:8.4f} {r.growth:7.2f}")
+# Second way for layer 1: quantize the input and the weights directly and multiply.
+q_in = F.quantize(x_in, "int8", "tensor").dequantized
+q_w = F.quantize(mlp[0], "int8", "channel", axis=1).dequantized
+assert np.isclose(F.rel_rms_error(q_in @ q_w, x_in @ mlp[0]), layer_errors[0].rel_errors[0])
+# A model: independent errors of equal size add in quadrature, so L layers give sqrt(L) times one.
+assert all(0.75 * np.sqrt(8) < r.growth < 1.25 * np.sqrt(8) for r in layer_errors)
+fig = plot_layer_errors(layer_errors)
+plt.show()
+
+# %% [markdown]
+# The error grows with depth, close to $\sqrt{L}$ times one layer's: each layer adds an error
+# of about the same relative size, independent of the one it inherits, and the two add like
+# the sides of a right triangle. Nothing here amplifies the error; in a real network a layer
+# whose outputs are sensitive to its inputs can (which is one reason PTQ keeps sensitive layers,
+# often the first and the last, in higher precision), and a layer with an outlier-stretched scale
+# adds more than its share (section 8).
+
+# %% [markdown]
 # ## 9. The hardware side: what halving the bits buys
 #
 # The course catalog gives each accelerator's dense tensor rate per precision. For each step to a
@@ -476,8 +639,8 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 # ## Exercises
 #
 # `my_work/05_numeric_formats.py` (answers in `solutions/05_numeric_formats.py`): predict which
-# format loses the most gradients, compute a format's range, explore accumulation, and write a
-# per-block quantizer.
+# format loses the most gradients, compute a format's range, explore accumulation, write a
+# per-block quantizer, and decide how much headroom delayed FP8 scaling needs (05.6).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
@@ -493,5 +656,13 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 #   Hopper's FP8 tensor cores keep fewer bits, so FP8 training promotes partial sums to FP32.
 # - Quantization is codes times scales; finer scale groups fight outliers, and integer formats need
 #   them most. MX formats use blocks of 32 with a power-of-two scale.
+# - FP8 training stores matmul inputs in E4M3 (forward) and E5M2 (gradients) with an FP32 scale
+#   per tensor; everything else stays in BF16/FP32. Delayed scaling reads the scale from an amax
+#   history and clips when a tensor outgrows it; a margin buys headroom (section 8b).
+# - Post-training quantization picks each scale from calibration data: the maximum suits INT8 and
+#   FP8, a clipped threshold pays at 4 bits; quantization-aware training learns around the
+#   rounding instead (section 8c).
+# - Independent quantization errors compound through layers, about $\sqrt{L}$ times one layer's
+#   after $L$ layers in a well-scaled network (section 8d).
 # - Halving the bytes halves the traffic everywhere and, on current data-center GPUs, doubles the
 #   peak rate (not the TPU v5p's FP8).

@@ -12,8 +12,8 @@
 # %% [markdown]
 # # 03 · Exercises: the memory hierarchy
 #
-# Four exercises on lesson 03: a prediction, a computation on a real accelerator, an exploration
-# with the cache simulator, and a function to write. Put your answer in each exercise cell where it
+# Five exercises on lesson 03: a prediction, a computation on a real accelerator, an exploration
+# with the cache simulator, a function to write, and a memory system to design. Put your answer in each exercise cell where it
 # says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
 # otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("03.2", 2)` shows the next hint.
@@ -102,3 +102,23 @@ def passes(byte_addresses):
 
 
 check("03.4", passes)
+
+
+# %% [markdown]
+# ### Exercise 03.5 (design): how many HBM stacks keep the ridge point?
+#
+# A designer wants a chip with the B200's dense BF16 peak whose ridge point stays where the H100
+# SXM's is, so kernels that are compute-bound on the H100 stay compute-bound. Memory comes in
+# HBM3e stacks of 1024 data pins; assume 9.2 Gbit/s per pin. Decide the smallest whole number of
+# stacks that gives at least the bandwidth this needs, and store it in `stacks`. (Lesson 03,
+# "Where HBM's bandwidth comes from".)
+
+# %%
+from course_lib.memory import bus_bandwidth_bytes_per_s
+
+### BEGIN SOLUTION
+needed = get_accelerator("B200").peak("bf16") / get_accelerator("H100 SXM").ridge_point("bf16")
+per_stack = bus_bandwidth_bytes_per_s(1024, 9.2e9)
+stacks = int(np.ceil(needed / per_stack))
+### END SOLUTION
+check("03.5", stacks)

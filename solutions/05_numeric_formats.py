@@ -12,9 +12,9 @@
 # %% [markdown]
 # # 05 · Exercises: numeric formats
 #
-# Five exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
-# with the loss-scale simulator, and two functions to write. Put your answer in each exercise cell
-# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
+# Six exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
+# with the loss-scale simulator, two functions to write, and a decision about FP8 scaling. Put
+# your answer in each exercise cell where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
 # right; otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("05.2", 2)` shows the next hint.
 #
@@ -123,6 +123,32 @@ def ieee_max(exponent_bits, mantissa_bits):
 
 
 check("05.5", ieee_max)
+
+# %% [markdown]
+# ### Exercise 05.6 (decide): how much headroom does delayed scaling need?
+#
+# You train in FP8 with delayed scaling and look after one gradient tensor, stored in E5M2 with
+# a scale from the largest amax of the previous **4** steps. Its recorded values over 30 steps
+# are `grads` below: it grows about 25% per step and jumped 3x once. Clipped gradients bias the
+# update, so you want none clipped; a larger margin costs range at the small end. Decide the
+# **smallest** integer margin $m$ (the scale is $\text{max}_\text{E5M2} / \text{amax} / 2^m$)
+# for which no value is clipped over the whole run, and store it in `margin`. The lesson's
+# `F.simulate_fp8_scaling` runs the recipe; you may also reason from the amax values alone.
+
+# %%
+grads = F.drifting_tensor(np.random.default_rng(2026), 30, 2000, median=2.0 ** -20, decades=0.8,
+                          growth=1.25, spike_step=21, spike_factor=3.0)
+### BEGIN SOLUTION
+margin = 0
+while F.simulate_fp8_scaling(grads, "fp8_e5m2", "delayed", history_len=4,
+                             margin=margin).overflow_counts.sum() > 0:
+    margin += 1
+# Second way, from the amax values alone: the largest ratio of a step's amax to its history's.
+amax = np.abs(grads).max(axis=1)
+worst = max(amax[t] / amax[max(0, t - 4):t].max() for t in range(1, amax.size))
+assert margin == max(0, int(np.ceil(np.log2(worst))))
+### END SOLUTION
+check("05.6", margin)
 
 # %% [markdown]
 # When every check passes, compare with the lesson: 05.1 is the misconception of its last section,

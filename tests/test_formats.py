@@ -430,3 +430,123 @@ def test_halving_holds_on_a100_and_fails_for_int8_on_rtx_4090():
 def test_bad_input_names_the_argument(call, exc, word):
     with pytest.raises(exc, match=word):
         call()
+
+
+# ------------------------------------------------------------------ FP8 recipe, calibration, layers
+
+def test_drifting_tensor_grows_and_spikes_as_asked():
+    rng = np.random.default_rng(31)
+    x = F.drifting_tensor(rng, 13, 2001, median=0.3, decades=0.2, growth=1.5, spike_step=7, spike_factor=9.0)
+    assert x.shape == (13, 2001)
+    med = np.median(np.abs(x), axis=1)
+    expected = 0.3 * 1.5 ** np.arange(13)
+    expected[7] *= 9.0
+    assert np.allclose(med / expected, 1, rtol=0.08)
+    with pytest.raises(ValueError, match="spike_step"):
+        F.drifting_tensor(rng, 5, 10, spike_step=5)
+    with pytest.raises(TypeError, match="rng"):
+        F.drifting_tensor(3, 5, 10)
+
+
+@pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])
+def test_current_scaling_never_clips_and_puts_amax_at_the_top(fmt):
+    rng = np.random.default_rng(5)
+    x = F.drifting_tensor(rng, 9, 777, median=3e-4, decades=0.7, growth=1.3)
+    run = F.simulate_fp8_scaling(x, fmt, "current")
+    top = F.get_format(fmt).max_value
+    assert run.overflow_counts.sum() == 0
+    assert np.allclose(run.amax * run.scales, top)
+
+
+def test_delayed_scaling_matches_a_loop_over_steps():
+    """Second way: a plain per-step loop with the history window written out."""
+    rng = np.random.default_rng(17)
+    x = F.drifting_tensor(rng, 23, 301, median=1.0, decades=0.4, growth=1.2, spike_step=15)
+    h, margin = 5, 1
+    run = F.simulate_fp8_scaling(x, "fp8_e4m3", "delayed", history_len=h, margin=margin)
+    top = F.get_format("fp8_e4m3").max_value
+    for t in range(x.shape[0]):
+        amax_ref = np.abs(x[t]).max() if t == 0 else max(np.abs(x[u]).max() for u in range(max(0, t - h), t))
+        s = top / amax_ref / 2 ** margin
+        assert np.isclose(run.scales[t], s)
+        clipped = int(np.sum(np.abs(x[t]) * s > top * (1 + 1e-12)))
+        assert run.overflow_counts[t] == clipped
+        stored = np.clip(x[t] * s, -top, top).astype(ml_dtypes.float8_e4m3fn).astype(np.float64)
+        assert run.underflow_counts[t] == int(np.sum((stored == 0) & (x[t] != 0)))
+    assert run.overflow_steps.size > 0 and 0 not in run.overflow_steps
+
+
+def test_no_scaling_flushes_small_gradients_and_e5m2_keeps_more():
+    rng = np.random.default_rng(8)
+    g = F.drifting_tensor(rng, 1, 5003, median=2.0 ** -22, decades=1.0)
+    none = F.simulate_fp8_scaling(g, "fp8_e5m2", "none")
+    e5 = F.simulate_fp8_scaling(g, "fp8_e5m2", "current")
+    e4 = F.simulate_fp8_scaling(g, "fp8_e4m3", "current")
+    assert none.underflow_fraction > 0.5 > e4.underflow_fraction >= e5.underflow_fraction
+    with pytest.raises(ValueError, match="floating-point"):
+        F.simulate_fp8_scaling(g, "int8")
+    with pytest.raises(ValueError, match="rule"):
+        F.simulate_fp8_scaling(g, "fp8_e4m3", "sometimes")
+    with pytest.raises(ValueError, match="dimension"):
+        F.simulate_fp8_scaling(g[0], "fp8_e4m3")
+
+
+def test_calibration_methods():
+    rng = np.random.default_rng(23)
+    x = rng.laplace(size=3001) * 0.7
+    assert F.calibrate_amax(x) == np.abs(x).max()
+    assert np.isclose(F.calibrate_amax(x, "percentile", 97.5), np.quantile(np.abs(x), 0.975))
+    best = F.calibrate_amax(x, "mse", fmt="int4", candidates=50)
+    # Second way: the chosen threshold's squared error is the least of the 50 candidates.
+    grid = np.abs(x).max() * np.arange(1, 51) / 50
+    errs = [np.sum((F.fake_quantize(x, a, "int4") - x) ** 2) for a in grid]
+    assert np.isclose(best, grid[int(np.argmin(errs))])
+    assert best < np.abs(x).max()
+    with pytest.raises(ValueError, match="method"):
+        F.calibrate_amax(x, "median")
+    with pytest.raises(ValueError, match="nonzero"):
+        F.calibrate_amax(np.zeros(4))
+
+
+@pytest.mark.parametrize("fmt", ["int8", "int4", "fp8_e4m3"])
+def test_fake_quantize_clips_at_amax_and_errs_at_most_half_a_step_inside(fmt):
+    rng = np.random.default_rng(41)
+    x = rng.standard_normal(1999) * 2.3
+    amax = 1.7
+    y = F.fake_quantize(x, amax, fmt)
+    assert np.all(np.abs(y) <= amax * (1 + 1e-12))
+    inside = np.abs(x) <= amax
+    s = amax / (F.get_format(fmt).max_value if F.get_format(fmt).is_float else -F.get_format(fmt).min_value - 1)
+    gap = F.spacing(y[inside] / s, fmt) * s
+    assert np.all(np.abs(y[inside] - x[inside]) <= gap / 2 * (1 + 1e-9))
+    with pytest.raises(ValueError, match="amax"):
+        F.fake_quantize(x, 0.0, fmt)
+
+
+def test_rel_rms_error():
+    assert F.rel_rms_error([1.0, 2.0], [1.0, 2.0]) == 0
+    assert np.isclose(F.rel_rms_error([2.0, 0.0], [1.0, 1.0]), 1.0)
+    with pytest.raises(ValueError, match="shape"):
+        F.rel_rms_error([1.0], [1.0, 2.0])
+
+
+def test_mlp_errors_first_layer_by_hand_and_growth_with_depth():
+    rng = np.random.default_rng(12)
+    weights = F.random_mlp(rng, [37, 53, 41, 29, 31, 23])
+    assert [w.shape for w in weights] == [(37, 53), (53, 41), (41, 29), (29, 31), (31, 23)]
+    x = rng.standard_normal((19, 37))
+    ref = F.mlp_forward(weights, x)
+    h = x
+    for i, w in enumerate(weights):             # second way: the reference written out
+        h = h @ w
+        assert np.allclose(ref[i], h)
+        h = np.maximum(h, 0)
+    r = F.mlp_quantization_errors(weights, x, "int8")
+    q1 = F.quantize(x, "int8").dequantized @ F.quantize(weights[0], "int8", "channel", axis=1).dequantized
+    assert np.isclose(r.rel_errors[0], np.linalg.norm(q1 - ref[0]) / np.linalg.norm(ref[0]))
+    assert r.rel_errors[-1] > r.rel_errors[0] and r.growth > 1
+    assert F.mlp_quantization_errors(weights, x, "bf16").rel_errors[-1] < r.rel_errors[-1]
+    with pytest.raises(ValueError, match="rows"):
+        F.mlp_forward([weights[0], weights[2]], x)
+    with pytest.raises(ValueError, match="widths"):
+        F.random_mlp(rng, [5])

@@ -183,3 +183,15 @@ def test_fp8_formats_name_the_encoding():
             assert set(acc.fp8_formats) <= {"E4M3", "E5M2", "E4M3FNUZ", "E5M2FNUZ"}, name
     assert get_accelerator("MI300X").fp8_formats == ("E4M3FNUZ", "E5M2FNUZ")
     assert get_accelerator("H100 SXM").fp8_formats == ("E4M3", "E5M2")
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if get_accelerator(n).mem_data_rate_bits_per_s_per_pin])
+def test_bandwidth_is_bus_width_times_data_rate(name):
+    """Second way for the datasheet bandwidth: bus width x per-pin data rate / 8, within 1%
+    (datasheets round bandwidth to three significant figures; the per-pin rate is rounded too)."""
+    acc = get_accelerator(name)
+    assert acc.mem_bus_width_bits, "a per-pin data rate needs the bus width beside it"
+    assert 1e9 <= acc.mem_data_rate_bits_per_s_per_pin <= 5e10          # bit/s per pin, not Gbit/s
+    derived = acc.mem_bus_width_bits * acc.mem_data_rate_bits_per_s_per_pin / 8
+    assert derived == pytest.approx(acc.mem_bandwidth, rel=0.01)
+    assert "data rate" in acc.source

@@ -291,3 +291,86 @@ def test_robust_model_ignores_one_outlier():
     assert rate_fit == pytest.approx(rate, rel=0.2)
     with pytest.raises(ValueError, match="sizes"):
         robust_overhead_model(n[:5], t[:5])
+
+
+# ------------------------------------------------------------------ CPUs, register pressure, launches
+
+def test_cpu_entries_cited_and_consistent():
+    from course_lib.latency import get_cpu, list_cpus
+    names = list_cpus()
+    assert len(names) >= 2
+    for name in names:
+        cpu = get_cpu(name)
+        assert len(cpu.source) > 40
+        # Second way: the vendor's stated bandwidth is channels x 8 bytes x transfers per second.
+        assert cpu.channel_bandwidth == pytest.approx(cpu.mem_bandwidth, rel=1e-9)
+        assert 1e12 < cpu.peak_fp32_flops < 2e13 and 1e11 < cpu.mem_bandwidth < 1e12
+        assert cpu.peak_fp32_flops == pytest.approx(cpu.cores * cpu.fp32_flops_per_clock_per_core * cpu.base_clock_hz)
+    assert get_cpu("epyc-9654").name == "EPYC 9654"
+    with pytest.raises(ValueError, match="EPYC 9654"):
+        get_cpu("EPYC 965")
+
+
+def test_cpu_gpu_gap_ratios_two_ways():
+    from course_lib.latency import cpu_gpu_gap, get_cpu
+    rng = np.random.default_rng(5)
+    for gpu in ("H100 SXM", "A100", "L4"):
+        for cpu_name in ("EPYC 9654", "Xeon Platinum 8480+"):
+            lat_c, lat_g = float(rng.uniform(5e-8, 2e-7)), float(rng.uniform(3e-7, 9e-7))
+            g = cpu_gpu_gap(cpu_name, gpu, lat_c, lat_g)
+            acc, cpu = get_accelerator(gpu), get_cpu(cpu_name)
+            assert g.fp32_ratio == pytest.approx(acc.peak("fp32") / cpu.peak_fp32_flops)
+            assert g.bandwidth_ratio == pytest.approx(acc.mem_bandwidth / cpu.mem_bandwidth)
+            assert g.gpu_threads == acc.sm_count * acc.max_warps_per_sm * acc.warp_size
+            assert g.in_flight_per_thread_cpu == pytest.approx(cpu.mem_bandwidth * lat_c / cpu.hardware_threads)
+    with pytest.raises(ValueError, match="thread limits"):
+        cpu_gpu_gap("EPYC 9654", "TPU v5e")
+
+
+def test_register_pressure_matches_occupancy_and_counts_spills():
+    from course_lib.latency import register_pressure
+    rng = np.random.default_rng(21)
+    for _ in range(15):
+        threads = int(rng.choice([96, 160, 256]))          # blocks that launch at up to 255 registers
+        need = int(rng.integers(40, 250))
+        caps = sorted({int(c) for c in rng.integers(32, 256, size=4)})
+        rows = register_pressure(threads, need, caps)
+        for cap, r in zip(caps, rows):
+            used = min(need, cap)
+            assert r.registers_used == used and r.spilled_per_thread == need - used
+            occ = occupancy(threads, used, 0, "H100 SXM")
+            assert r.warps_per_sm == occ.warps_per_sm
+            assert r.spill_bytes_per_thread_per_pass == 8 * (need - used)
+            assert r.spill_footprint_per_sm == 4 * (need - used) * occ.warps_per_sm * 32
+        # A lower cap never lowers occupancy.
+        warps = [r.warps_per_sm for r in rows]
+        assert warps == sorted(warps, reverse=True)
+    with pytest.raises(ValueError, match="caps"):
+        register_pressure(256, 100, [8])
+    with pytest.raises(TypeError, match="caps"):
+        register_pressure(256, 100, 64)
+
+
+def test_launch_time_model():
+    from course_lib.latency import (BLOG_GRAPH_PER_KERNEL_S, BLOG_KERNEL_S, BLOG_STREAM_PER_KERNEL_S,
+                                    launch_time_s)
+    assert BLOG_KERNEL_S < BLOG_GRAPH_PER_KERNEL_S < BLOG_STREAM_PER_KERNEL_S
+    rng = np.random.default_rng(2)
+    for _ in range(10):
+        n, k, o = int(rng.integers(0, 5000)), float(rng.uniform(0, 1e-4)), float(rng.uniform(0, 1e-5))
+        assert launch_time_s(n, k, o) == pytest.approx(sum(k + o for _ in range(n)))
+    with pytest.raises(ValueError, match="n_kernels"):
+        launch_time_s(-1, 1e-6, 1e-6)
+
+
+def test_batched_calls_and_matmul_measurements_are_well_formed():
+    """Timings are not asserted (noisy machines); shapes, signs and argument checks are."""
+    from course_lib.measure_latency import measure_batched_calls, measure_matmul_flops
+    b = measure_batched_calls(17, 33, budget_s=0.02)
+    assert b.n_calls == 17 and b.size == 33 and b.t_loop_s > 0 and b.t_one_s > 0
+    assert b.overhead_per_call_s >= 0
+    assert measure_matmul_flops(40, budget_s=0.01) > 0
+    with pytest.raises(ValueError, match="n_calls"):
+        measure_batched_calls(1, 10)
+    with pytest.raises(ValueError, match="at most"):
+        measure_batched_calls(100_000, 1000)

@@ -395,3 +395,69 @@ def test_measurements_reject_bad_input():
         measure_latency_ladder([4096], steps=0, rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng"):
         random_cycle(10, 3)
+
+
+# ------------------------------------------------------------------ bus width x data rate, memory wall, TMA
+
+def test_bus_bandwidth_formula_and_checks():
+    from course_lib.hardware import list_accelerators
+    from course_lib.memory import BUS_BANDWIDTH_TOLERANCE, bus_bandwidth_bytes_per_s, bus_check
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        w = int(rng.integers(1, 20000))
+        r = float(rng.uniform(1e9, 3e10))
+        assert np.isclose(bus_bandwidth_bytes_per_s(w, r), w / 8 * r)
+        # Second way: split the bus into 1024-bit stacks (and a remainder) and add them up.
+        parts = [1024] * (w // 1024) + ([w % 1024] if w % 1024 else [])
+        assert np.isclose(sum(bus_bandwidth_bytes_per_s(p, r) for p in parts), bus_bandwidth_bytes_per_s(w, r))
+    n_checked = 0
+    for name in list_accelerators():
+        c = bus_check(name)
+        if c.bus_width_bits:
+            assert np.isclose(c.implied_rate_bits_per_s_per_pin * c.bus_width_bits / 8, c.bandwidth_bytes_per_s)
+        if c.agrees is not None:
+            n_checked += 1
+            assert c.agrees and abs(c.rel_difference) <= BUS_BANDWIDTH_TOLERANCE
+    assert n_checked >= 5
+    with pytest.raises(ValueError, match="bus_width_bits"):
+        bus_bandwidth_bytes_per_s(0, 1e9)
+    with pytest.raises(TypeError, match="data_rate"):
+        bus_bandwidth_bytes_per_s(1024, "fast")
+
+
+def test_memory_wall_indices_ridges_and_growth():
+    from course_lib.memory import memory_wall
+    wall = memory_wall(["H100 SXM", "V100 SXM2", "B200", "A100"])        # any order: sorted by year
+    assert wall.names[0] == "V100 SXM2" and list(wall.years) == sorted(wall.years)
+    assert wall.compute_index[0] == 1 == wall.bandwidth_index[0]
+    assert np.allclose(wall.ridge_points / wall.ridge_points[0], wall.compute_index / wall.bandwidth_index)
+    # Second way for the fitted growth: with two parts the fit is the endpoint growth rate.
+    two = memory_wall(["V100", "B200"])
+    years = two.years[1] - two.years[0]
+    assert np.isclose(two.growth_per_year("compute"), two.compute_index[1] ** (1 / years))
+    assert np.isclose(two.growth_per_year("bandwidth"), two.bandwidth_index[1] ** (1 / years))
+    assert wall.growth_per_year() > wall.growth_per_year("bandwidth")
+    with pytest.raises(ValueError, match="at least two"):
+        memory_wall(["H100"])
+    with pytest.raises(ValueError, match="more than one year"):
+        memory_wall(["H100 SXM", "H100 PCIe"]).growth_per_year()
+
+
+def test_tile_copy_work_and_multicast():
+    from course_lib.memory import multicast_l2_reads, tile_copy_work
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        r, c = int(rng.integers(1, 700)), int(rng.integers(1, 700))
+        b = float(rng.choice([1, 2, 4]))
+        t = int(rng.integers(32, 1025))
+        w = tile_copy_work(r, c, b, t)
+        assert w.tile_bytes == r * c * b
+        assert w.copy_instructions == math.ceil(r * c * b / 16)
+        # Second way: count the boxes by walking the tile in 256-element steps.
+        assert w.tma_boxes == len(range(0, r, 256)) * len(range(0, c, 256)) == w.tma_instructions
+        assert np.isclose(w.instructions_per_thread * t, w.copy_instructions)
+    assert multicast_l2_reads(1000.0, 4) == (4000.0, 1000.0)
+    with pytest.raises(ValueError, match="cluster_size"):
+        multicast_l2_reads(1000.0, 17)
+    with pytest.raises(ValueError, match="threads"):
+        tile_copy_work(64, 64, 2, 2048)

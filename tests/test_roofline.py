@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (Kernel, attainable_flops, binding_ceiling, elementwise_intensity,
                                  elementwise_kernel, hierarchical_ceilings, matmul_bytes, matmul_flops,
                                  matmul_intensity, matmul_kernel, place_kernel, ridge_point)
@@ -137,3 +138,45 @@ def test_bad_inputs_name_the_argument():
 def test_array_intensity():
     out = attainable_flops(np.array([0.0, 1.0, 1e6]), 100.0, 10.0)
     assert out.tolist() == [0.0, 10.0, 100.0]
+
+
+# ------------------------------------------------------------------ reading a profile
+
+def test_read_profile_fractions_agree_with_the_roofline_two_ways():
+    from course_lib.roofline import read_profile
+    rng = np.random.default_rng(77)
+    names = list_accelerators()
+    for _ in range(40):
+        acc = get_accelerator(names[int(rng.integers(len(names)))])
+        prec = "bf16" if "bf16" in acc.peak_flops else "fp16"
+        q = 10 ** rng.uniform(5, 10)
+        f = q * 10 ** rng.uniform(-2, 4)
+        t_min = max(f / acc.peak(prec), q / acc.mem_bandwidth)
+        t = t_min * 10 ** rng.uniform(0, 1.5)
+        r = read_profile("k", t, q, f, acc.name, prec)
+        roof = min(acc.peak(prec), acc.mem_bandwidth * f / q)
+        assert np.isclose(r.fraction_of_roof, (f / t) / roof)
+        assert np.isclose(r.fraction_of_roof, max(r.compute_fraction, r.memory_fraction))
+        assert np.isclose(r.fraction_of_roof, t_min / t)          # third way: bound time over time
+        assert r.fraction_of_roof <= 1 + 1e-9
+        want = "latency" if max(r.compute_fraction, r.memory_fraction) < 0.6 else \
+            ("memory" if r.memory_fraction >= r.compute_fraction else "compute")
+        assert r.limiter == want
+        assert r.roof == ("memory" if f / q < acc.ridge_point(prec) else "compute")
+
+
+def test_read_profile_verdicts_and_errors():
+    from course_lib.roofline import read_profile
+    h100 = get_accelerator("H100 SXM")
+    fast = read_profile("stream", 1e9 / (0.9 * h100.mem_bandwidth), 1e9, 1e9)
+    assert fast.limiter == "memory" and "near the hardware's limit" in fast.verdict
+    slow = read_profile("small", 1e9 / (0.3 * h100.mem_bandwidth), 1e9, 1e9)
+    assert slow.limiter == "latency" and "neither roof" in slow.verdict
+    over = read_profile("cached", 1e9 / (2 * h100.mem_bandwidth), 1e9, 1e9)
+    assert over.fraction_of_roof > 1 and "above" in over.verdict
+    with pytest.raises(ValueError, match="duration_s"):
+        read_profile("k", 0.0, 1e6, 1e6)
+    with pytest.raises(ValueError, match="bytes_moved"):
+        read_profile("k", 1e-3, -1.0, 1e6)
+    with pytest.raises(TypeError, match="name"):
+        read_profile(None, 1e-3, 1e6, 1e6)

@@ -88,3 +88,28 @@ def test_spacing_curves_stay_within_each_range():
         assert np.all(c.relative_gaps[normal] > f.epsilon / 2)
     with pytest.raises(ValueError, match="points"):
         F.spacing_curves(points=1)
+
+
+def test_new_plots_return_figures_and_refuse_empty_input():
+    """Plots added for issue 11: FP8 scaling runs, layer errors, profiles, the memory wall."""
+    from course_lib.memory import memory_wall
+    from course_lib.plots.memory import plot_memory_wall
+    from course_lib.plots.roofline import plot_profile_readings
+    from course_lib.roofline import read_profile
+    rng = np.random.default_rng(4)
+    x = F.drifting_tensor(rng, 7, 51, growth=1.3, spike_step=4)
+    runs = [F.simulate_fp8_scaling(x, "fp8_e4m3", r) for r in ("current", "delayed")]
+    ws = F.random_mlp(rng, [9, 11, 7])
+    errs = [F.mlp_quantization_errors(ws, rng.standard_normal((5, 9)), "int8")]
+    readings = [read_profile("a", 1e-4, 1e8, 1e9), read_profile("b", 1e-3, 1e8, 1e12)]
+    figs = [P.plot_scaling_runs(runs), P.plot_layer_errors(errs), plot_profile_readings(readings),
+            plot_memory_wall(memory_wall())]
+    for fig in figs:
+        assert isinstance(fig, matplotlib.figure.Figure)
+        plt.close(fig)
+    for call, word in ((lambda: P.plot_scaling_runs([]), "runs"), (lambda: P.plot_layer_errors([]), "results"),
+                       (lambda: plot_profile_readings([]), "readings")):
+        with pytest.raises(ValueError, match=word):
+            call()
+    with pytest.raises(ValueError, match="share"):
+        plot_profile_readings([readings[0], read_profile("c", 1e-3, 1e8, 1e9, "A100")])

@@ -49,7 +49,7 @@ ACCELERATOR_UNITS = {
     "fp32_flops_per_clock_per_sm": "FLOP per clock per {compute_unit}",
     "fp16_tensor_flops_per_clock_per_sm": "FLOP per clock per {compute_unit} (dense)",
     "mem_type": NO_UNIT, "mem_capacity_gb": "GB", "mem_bandwidth_gb_per_s": "GB/s",
-    "mem_bus_width_bits": "bits", "l2_cache_mib": "MiB", "l2_read_bytes_per_clock": "bytes per clock",
+    "mem_bus_width_bits": "bits", "mem_data_rate_gbit_per_s_per_pin": "Gbit/s per pin", "l2_cache_mib": "MiB", "l2_read_bytes_per_clock": "bytes per clock",
     "register_file_kib_per_sm": "KiB per {compute_unit}", "shared_mem_kib_per_sm": "KiB per {compute_unit}",
     "max_shared_mem_kib_per_block": "KiB per block", "shared_mem_reserved_kib_per_block": "KiB per block",
     "max_threads_per_sm": "threads per {compute_unit}", "max_warps_per_sm": "warps per {compute_unit}",

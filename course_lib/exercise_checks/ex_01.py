@@ -10,9 +10,10 @@ import numpy as np
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
-from course_lib.latency import littles_law, occupancy, simulate_latency_hiding
+from course_lib.latency import (H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy, register_pressure,
+                                simulate_latency_hiding)
 
-__all__ = ["EXERCISES"]
+__all__ = ["EXERCISES", "SPILL_CAPS"]
 
 
 _LITTLE = "2. Little's law: how much must be in flight"
@@ -134,6 +135,39 @@ def _register_cases(rng) -> list:
     return cases
 
 
+#: Exercise 01.5's kernel (task data): 150 registers per thread, 128-thread blocks, 12 KiB of
+#: shared memory per block, on the H100 SXM; the caps the compiler may be given.
+_SPILL_KERNEL = dict(threads=128, registers=150, smem=12 * 1024)
+SPILL_CAPS = (255, 128, 96, 80, 64, 48)
+
+
+def _cap_rows(l1_bytes=H100_L1_SHARED_BYTES_PER_SM, count_smem=True):
+    k = _SPILL_KERNEL
+    rows = []
+    for r in register_pressure(k["threads"], k["registers"], SPILL_CAPS, k["smem"], "H100 SXM"):
+        occ = occupancy(k["threads"], r.registers_used, k["smem"], "H100 SXM")
+        smem = occ.blocks_per_sm * occ.shared_mem_allocated_per_block if count_smem else 0
+        rows.append((r.cap, r.warps_per_sm, r.spill_footprint_per_sm <= l1_bytes - smem))
+    return rows
+
+
+def _best_cap(rows) -> int:
+    fits = [(warps, cap) for cap, warps, ok in rows if ok]
+    return max(fits)[1]                      # most warps; on a tie, the larger cap (fewer spills)
+
+
+def _spill_cap() -> int:
+    return _best_cap(_cap_rows())
+
+
+def _spill_cap_wrong() -> dict:
+    right = _spill_cap()
+    wrong = {"the most warps, ignoring where the spills go": max((w, c) for c, w, _ in _cap_rows())[1],
+             "no cap at all (no spills)": SPILL_CAPS[0],
+             "the whole 256 KiB as L1, forgetting the blocks' shared memory": _best_cap(_cap_rows(count_smem=False))}
+    return {k: v for k, v in wrong.items() if v != right}
+
+
 EXERCISES = [
     ChoiceExercise(
         "01.1", expected=_a100_limiter, choices=("warps", "registers", "shared memory", "blocks"),
@@ -169,4 +203,14 @@ EXERCISES = [
                "lives in one of them.",
                "Whole warps per sub-partition, times the number of sub-partitions; "
                "acc.registers_per_sm is the register count.")),
+    ValueExercise(
+        "01.5", expected=_spill_cap, rel_tol=0.0, abs_tol=0.0, wrong_answers=_spill_cap_wrong,
+        form="an integer: the register cap, one of the caps the task lists",
+        hints=("For each cap, register_pressure(128, 150, caps, 12 * 1024, 'H100 SXM') gives the "
+               "resident warps and the bytes the resident threads' spills occupy per SM.",
+               "L1 and shared memory share 256 KiB per SM: the spills must fit in what the resident "
+               "blocks' shared memory leaves (occupancy(...).blocks_per_sm x "
+               ".shared_mem_allocated_per_block, which includes the reserved 1 KiB).",
+               "Among the caps whose spills fit, take the one with the most warps; on a tie, the "
+               "larger cap spills less.")),
 ]

@@ -161,6 +161,37 @@ def _bank_wrong() -> dict:
     return {LANES_NOT_WORDS: _lanes_per_bank, BYTES_NOT_WORDS: _bank_from_bytes}
 
 
+#: Exercise 03.5's design (task data): keep the H100 SXM's dense BF16 ridge point at the B200's
+#: dense BF16 peak, with HBM3e stacks of 1024 pins at an assumed 9.2 Gbit/s per pin.
+_STACK_PINS, _PIN_RATE = 1024, 9.2e9
+
+
+def _stacks_for(ridge, peak, pins=_STACK_PINS, rate=_PIN_RATE) -> int:
+    from course_lib.memory import bus_bandwidth_bytes_per_s
+    need = peak / ridge
+    per_stack = bus_bandwidth_bytes_per_s(pins, rate)
+    stacks = 1
+    while stacks * per_stack < need:          # a sweep, independent of any ceil() slip
+        stacks += 1
+    return stacks
+
+
+def _stacks_needed() -> int:
+    return _stacks_for(get_accelerator("H100 SXM").ridge_point("bf16"), get_accelerator("B200").peak("bf16"))
+
+
+def _stacks_wrong() -> dict:
+    right = _stacks_needed()
+    h100, b200 = get_accelerator("H100 SXM"), get_accelerator("B200")
+    need = b200.peak("bf16") / h100.ridge_point("bf16")
+    wrong = {"rounding the number of stacks down": int(need // (_STACK_PINS * _PIN_RATE / 8)),
+             "bytes per pin instead of bits (forgetting the / 8)": _stacks_for(
+                 h100.ridge_point("bf16"), b200.peak("bf16"), rate=_PIN_RATE * 8),
+             "the sparse (2:4) B200 peak, twice the dense": _stacks_for(h100.ridge_point("bf16"),
+                                                                       2 * b200.peak("bf16"))}
+    return {k: v for k, v in wrong.items() if v != right}
+
+
 EXERCISES = [
     ChoiceExercise(
         "03.1", expected=_h200_tile_verdict, choices=("hidden", "exposed"),
@@ -196,4 +227,12 @@ EXERCISES = [
         hints=("Word = address // 4, bank = word % 32.",
                "Lanes reading the same word share one access: count distinct words per bank.",
                "The answer is the largest count over the 32 banks (1 when there is no conflict).")),
+    ValueExercise(
+        "03.5", expected=_stacks_needed, rel_tol=0.0, abs_tol=0.0, wrong_answers=_stacks_wrong,
+        form="an integer: the number of HBM3e stacks",
+        hints=("Keeping the ridge point means bandwidth = peak / ridge: compute the bandwidth the "
+               "new chip needs from the B200's dense BF16 peak and the H100 SXM's ridge point.",
+               "One stack moves 1024 pins x 9.2 Gbit/s / 8 bytes per second "
+               "(course_lib.memory.bus_bandwidth_bytes_per_s).",
+               "Divide and round up: a fraction of a stack is a whole stack.")),
 ]

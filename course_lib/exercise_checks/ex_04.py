@@ -11,7 +11,7 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (attainable_flops, matmul_intensity, matmul_kernel,
-                                 place_kernel, ridge_point)
+                                 place_kernel, read_profile, ridge_point)
 
 __all__ = ["EXERCISES"]
 
@@ -166,6 +166,42 @@ def _roofline_cases(rng) -> list:
     return cases
 
 
+#: Exercise 04.6's profile of one training step on an H100 SXM, BF16 (task data, illustrative):
+#: name -> (duration per call in s, DRAM bytes per call, FLOP per call, calls per step).
+_STEP_PROFILE = {
+    "decode GEMV": (48e-6, 134_250_496, 134_217_728, 80),
+    "layer norm": (22e-6, 16_777_216, 33_554_432, 64),
+    "MLP GEMM": (1.65e-3, 1.2e9, 2 * 8192 ** 3, 4),
+}
+
+
+def _recoverable_s(fraction_of_roof=None) -> dict:
+    """Seconds per step each kernel would save at its roof: calls x duration x (1 - fraction)."""
+    out = {}
+    for name, (t, q, f, calls) in _STEP_PROFILE.items():
+        r = read_profile(name, t, q, f, "H100 SXM", "bf16")
+        out[name] = calls * t * (1 - (r.fraction_of_roof if fraction_of_roof is None else fraction_of_roof(r)))
+    return out
+
+
+def _kernel_to_optimize() -> str:
+    saved = _recoverable_s()
+    return max(saved, key=saved.get)
+
+
+def _kernel_to_optimize_wrong() -> dict:
+    readings = {name: read_profile(name, t, q, f, "H100 SXM", "bf16")
+                for name, (t, q, f, _) in _STEP_PROFILE.items()}
+    per_call = {name: t * (1 - readings[name].fraction_of_roof) for name, (t, *_rest) in _STEP_PROFILE.items()}
+    wrong = {"the lowest fraction of its roof (ignoring how long it runs)":
+             min(readings, key=lambda n: readings[n].fraction_of_roof),
+             "the lowest fraction of peak FLOP/s (the wrong roof for a memory-bound kernel)":
+             min(readings, key=lambda n: readings[n].compute_fraction),
+             "the most time recoverable per call (ignoring calls per step)": max(per_call, key=per_call.get)}
+    right = _kernel_to_optimize()
+    return {k: v for k, v in wrong.items() if v != right}
+
+
 EXERCISES = [
     ChoiceExercise(
         "04.1", expected=_attention_scores_bound, choices=("memory", "compute"),
@@ -212,4 +248,14 @@ EXERCISES = [
         hints=("A kernel is bounded by the peak and by bandwidth x intensity: whichever is lower.",
                "Work elementwise on the array: np.minimum, not Python's min.",
                "Units: bandwidth in bytes/s times intensity in FLOP/byte gives FLOP/s.")),
+    ChoiceExercise(
+        "04.6", expected=_kernel_to_optimize, choices=tuple(_STEP_PROFILE),
+        wrong_answers=_kernel_to_optimize_wrong,
+        form="a string: the name of one kernel of the profile",
+        hints=("Judge each kernel against the roof that applies at its intensity, not against the "
+               "peak FLOP/s: read_profile(name, duration_s, bytes, flops, 'H100 SXM', 'bf16').",
+               "A kernel at fraction f of its roof could at best run in f times its duration: it "
+               "can save duration x (1 - f) per call.",
+               "Multiply by the calls per step and pick the largest total; the kernel furthest "
+               "from its roof is not necessarily the one that costs the most.")),
 ]

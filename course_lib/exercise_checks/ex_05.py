@@ -185,6 +185,43 @@ def _ieee_max_cases(rng) -> list:
     return cases
 
 
+#: Exercise 05.6's gradient tensor: 30 steps of 2000 values growing 25% per step, with a 3x jump
+#: at step 21 (seed and shape are part of the task), scaled with a 4-step amax history in E5M2.
+_DRIFT = dict(seed=2026, n_steps=30, n=2000, median=2.0 ** -20, decades=0.8, growth=1.25,
+              spike_step=21, spike_factor=3.0)
+_DRIFT_HISTORY = 4
+
+
+def _drift_steps():
+    d = dict(_DRIFT)
+    return F.drifting_tensor(np.random.default_rng(d.pop("seed")), d.pop("n_steps"), d.pop("n"), **d)
+
+
+def _clipped(margin) -> int:
+    run = F.simulate_fp8_scaling(_drift_steps(), "fp8_e5m2", "delayed", history_len=_DRIFT_HISTORY,
+                                 margin=margin)
+    return int(run.overflow_counts.sum())
+
+
+def _smallest_safe_margin() -> int:
+    """Smallest margin with no value clipped over the run, found by simulation (a sweep)."""
+    for margin in range(0, 20):
+        if _clipped(margin) == 0:
+            return margin
+    raise RuntimeError("no margin up to 19 avoids clipping")
+
+
+def _margin_wrong() -> dict:
+    right = _smallest_safe_margin()
+    steady = int(np.ceil(np.log2(_DRIFT["growth"])))       # the steady growth alone, jump ignored
+    wrong = {"no margin (delayed scaling as is)": 0,
+             "one margin short: the last value that still clips": right - 1,
+             "one more than needed": right + 1}
+    if steady != right:
+        wrong["covering the steady 25% growth but not the jump"] = steady
+    return wrong
+
+
 EXERCISES = [
     ChoiceExercise(
         "05.1", expected=_more_precise_for_one_third, choices=("fp16", "bf16"),
@@ -229,4 +266,13 @@ EXERCISES = [
                "The bias is 2^(E-1) - 1; the largest mantissa is all ones: 1 + (1 - 2^-M).",
                "Check your function against F.get_format('fp16').max_value and "
                "F.get_format('bf16').max_value.")),
+    ValueExercise(
+        "05.6", expected=_smallest_safe_margin, rel_tol=0.0, abs_tol=0.0, wrong_answers=_margin_wrong,
+        form="an integer: the margin m (the scale is divided by 2^m)",
+        hints=("Delayed scaling clips at a step whose amax exceeds 2^m times the largest amax of "
+               "the history window.",
+               "The tensor grows steadily and also jumps once; a margin that covers the steady "
+               "growth may not cover the jump, nor the step-to-step noise of amax.",
+               "Loop m = 0, 1, 2, ... with F.simulate_fp8_scaling(grads, 'fp8_e5m2', 'delayed', "
+               "history_len=4, margin=m) and stop at the first run whose overflow_counts sum to 0.")),
 ]

@@ -10,8 +10,8 @@ import math
 import numpy as np
 
 from . import new_axes, place_labels
-from ..formats import (AccumulationResult, Encoding, LossScaleSweep, QuantResult, SpacingCurve,
-                       get_format)
+from ..formats import (AccumulationResult, Encoding, LayerErrors, LossScaleSweep, QuantResult,
+                       ScalingRun, SpacingCurve, get_format)
 
 __all__ = [
     "plot_bit_layout",
@@ -21,6 +21,8 @@ __all__ = [
     "plot_accumulation",
     "plot_quantization_errors",
     "plot_tensor_rates",
+    "plot_scaling_runs",
+    "plot_layer_errors",
 ]
 
 _FIELD_COLOUR = {"sign": "#e377c2", "exponent": "#4c9be8", "mantissa": "#7cc77c", "value": "#f2b25c"}
@@ -227,4 +229,45 @@ def plot_tensor_rates(rates: dict, ax=None):
     ax.set_title("Halving the bytes per element doubles the tensor rate, mostly")
     ax.legend(fontsize=8, loc="upper left")
     place_labels(ax, labels, fontsize=7)
+    return fig
+
+
+def plot_scaling_runs(runs: list[ScalingRun], ax=None):
+    """Per step: the tensor's amax (line) and, for each run, the amax its scale allows (steps);
+    crosses mark steps where a run clipped values."""
+    if not runs:
+        raise ValueError("runs must hold at least one ScalingRun")
+    fig, ax = new_axes(ax)
+    steps = np.arange(runs[0].amax.size)
+    ax.semilogy(steps, runs[0].amax, color="k", lw=2, label="amax of the tensor")
+    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"]
+    fmax = get_format(runs[0].format).max_value
+    for i, r in enumerate(runs):
+        c = colours[i % len(colours)]
+        label = r.rule + (f", history {r.history_len}" if r.rule == "delayed" else "") + \
+            (f", margin {r.margin}" if r.margin else "")
+        allowed = fmax / r.scales
+        ax.step(steps, allowed, where="mid", color=c, lw=1.2, label=f"largest value kept: {label}")
+        hit = r.overflow_steps
+        ax.plot(hit, r.amax[hit], "x", color=c, ms=7)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("magnitude")
+    ax.set_title(f"Per-tensor {get_format(runs[0].format).label} scaling of a drifting tensor (x: clipped)")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def plot_layer_errors(results: list[LayerErrors], ax=None):
+    """Relative error of each layer's output against depth, one line per format, log scale."""
+    if not results:
+        raise ValueError("results must hold at least one LayerErrors")
+    fig, ax = new_axes(ax)
+    for r in results:
+        layers = np.arange(1, r.rel_errors.size + 1)
+        ax.semilogy(layers, r.rel_errors, "o-", color=_FORMAT_COLOUR.get(r.format),
+                    label=get_format(r.format).label)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("relative RMS error of its output")
+    ax.set_title("Quantization error compounds through layers")
+    ax.legend(fontsize=8)
     return fig

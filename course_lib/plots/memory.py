@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import new_axes, place_labels, plural, readable_log_ticks
-from ..memory import HitRateCurve, MemoryLevel, PipelineTimeline
+from ..memory import HitRateCurve, MemoryLevel, MemoryWall, PipelineTimeline
 
 __all__ = [
+    "plot_memory_wall",
     "plot_hierarchy",
     "plot_hit_rates",
     "plot_bandwidth_ladder",
@@ -158,4 +159,19 @@ def plot_pipeline(timeline: PipelineTimeline, ax=None, title: str | None = None)
                  f"{plural(timeline.buffers, 'buffer')}: total {timeline.total_s * scale:.3g} {unit}, "
                  f"compute busy {100 * timeline.compute_busy_fraction:.0f}%")
     fig.tight_layout()
+    return fig
+
+
+def plot_memory_wall(wall: MemoryWall, ax=None):
+    """Peak compute and memory bandwidth against year, each indexed to the first part (log scale)."""
+    fig, ax = new_axes(ax)
+    ax.semilogy(wall.years, wall.compute_index, "o-", color="#d62728",
+                label=f"dense {wall.precision.upper()} peak")
+    ax.semilogy(wall.years, wall.bandwidth_index, "s-", color="#1f77b4", label="memory bandwidth")
+    for name, year, c in zip(wall.names, wall.years, wall.compute_index):
+        ax.annotate(name, (year, c), textcoords="offset points", xytext=(-10, 8), fontsize=8)
+    ax.set_xlabel("year")
+    ax.set_ylabel(f"relative to the {wall.names[0]}")
+    ax.set_title("The memory wall: compute has outgrown bandwidth")
+    ax.legend(fontsize=8, loc="upper left")
     return fig

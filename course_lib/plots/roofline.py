@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from . import new_axes, place_labels, powers_as_math
-from ..roofline import Ceiling, KernelPoint
+from ..roofline import (PROFILE_LATENCY_FRACTION, PROFILE_WELL_USED_FRACTION, Ceiling, KernelPoint,
+                        ProfileReading)
 
-__all__ = ["plot_roofline", "plot_hierarchical_roofline", "plot_measured_roofline"]
+__all__ = ["plot_roofline", "plot_hierarchical_roofline", "plot_measured_roofline", "plot_profile_readings"]
 
 _BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728"}
 
@@ -94,4 +95,38 @@ def plot_measured_roofline(machine, kernels, ax=None, title: str = "your machine
     ax.legend(fontsize=8, loc="lower right")
     place_labels(ax, [(k.intensity_flops_per_byte, k.measured_flops, k.name) for k in kernels], fontsize=8)
     ax.set_title(title)
+    return fig
+
+
+_LIMITER_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", "latency": "#7f7f7f"}
+
+
+def plot_profile_readings(readings: list[ProfileReading], ax=None, title: str | None = None):
+    """Profiled kernels at their achieved FLOP/s under the roofline, with the roof's 80% and 60%
+    lines (Nsight Compute's speed-of-light thresholds); colour names each kernel's limiter."""
+    if not readings:
+        raise ValueError("readings must hold at least one ProfileReading")
+    first = readings[0]
+    if any((r.accelerator, r.precision) != (first.accelerator, first.precision) for r in readings):
+        raise ValueError("readings must share one accelerator and precision")
+    fig, ax = new_axes(ax)
+    ridge = first.peak_flops / first.bandwidth_bytes_per_s
+    lo = min([ridge / 300] + [r.intensity_flops_per_byte / 3 for r in readings])
+    hi = max([ridge * 10] + [r.intensity_flops_per_byte * 3 for r in readings])
+    x = np.logspace(np.log10(lo), np.log10(hi), 256)
+    roof = np.minimum(first.peak_flops, first.bandwidth_bytes_per_s * x)
+    ax.loglog(x, roof, color="k", lw=2, label="roofline")
+    ax.loglog(x, PROFILE_WELL_USED_FRACTION * roof, color="k", lw=0.8, ls="--",
+              label=f"{PROFILE_WELL_USED_FRACTION:.0%} of the roof")
+    ax.loglog(x, PROFILE_LATENCY_FRACTION * roof, color="k", lw=0.8, ls=":",
+              label=f"{PROFILE_LATENCY_FRACTION:.0%} of the roof")
+    for r in readings:
+        colour = _LIMITER_COLOUR[r.limiter]
+        ax.plot(r.intensity_flops_per_byte, r.achieved_flops, "o", color=colour, ms=7)
+        ax.annotate(f"{r.name}\n{r.fraction_of_roof:.0%} of roof, {r.limiter}", (r.intensity_flops_per_byte, r.achieved_flops),
+                    textcoords="offset points", xytext=(6, -14), fontsize=8, color=colour)
+    ax.set_xlabel("arithmetic intensity (FLOP / byte of DRAM traffic)")
+    ax.set_ylabel("achieved FLOP/s")
+    ax.set_title(title or f"Profiled kernels on the {first.accelerator}, dense {first.precision.upper()}")
+    ax.legend(fontsize=8, loc="lower right")
     return fig
