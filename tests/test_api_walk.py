@@ -681,6 +681,12 @@ class Walker:
     def __init__(self, targets):
         self.targets = {t.qualname: t for t in targets}
         self.baselines = {}
+        self.defaults = {}
+        for t in targets:
+            try:
+                self.defaults[t.qualname] = {p.name: p.default for p in _parameters(t.obj)}
+            except (TypeError, ValueError):
+                self.defaults[t.qualname] = {}
 
     def _call_builder(self, t):
         """(function taking kwargs, baseline kwargs)."""
@@ -717,6 +723,9 @@ class Walker:
             return ("n/a", "")
         bad = _bad_value(bad_index, base)
         try:
+            default = self.defaults[qual].get(arg, inspect.Parameter.empty)
+            if bad is None and default is None:
+                return ("n/a", "None is the default")
             if type(bad) is type(base) and bool(np.all(np.asarray(bad, dtype=object) == np.asarray(base, dtype=object))):
                 return ("n/a", "same as baseline")
         except Exception:   # noqa: BLE001
@@ -860,7 +869,7 @@ def plan(targets, mode):
         if not params:
             tasks.append((t.qualname, None, -1))     # still call it once
         for p in params:
-            if p.name in FREE_ARGUMENTS:
+            if p.name in FREE_ARGUMENTS or p.name.startswith("_"):
                 continue
             indices = list(range(len(BAD)))
             if mode != "full":
