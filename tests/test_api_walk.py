@@ -386,6 +386,9 @@ FOLLOWS_INPUT = {
     "course_lib.formats.split_fields", "course_lib.widgets.formats.explore_number",
 }
 #: Arguments accepted as any value (free text, an opaque object, a callable the learner supplies).
+#: Arguments whose documented values include None although the walk's baseline is not None.
+ACCEPTS_NONE = {("course_lib.simt.run_simt", "trace_warp"), ("course_lib.kernels.profile.predict_time",
+                                                            "threads_per_block")}
 FREE_ARGUMENTS = {"name", "title", "label", "description", "source", "operation", "capacity_label",
                   "ax", "axes", "out"}
 
@@ -426,7 +429,8 @@ BAD = [
 def _bad_value(index, base):
     label, value, _ = BAD[index]
     if value == "first" and label.startswith("scalar"):
-        return np.asarray(base).ravel()[0].item()
+        first = base[0] if not isinstance(base, np.ndarray) else base.ravel()[0]
+        return first.item() if isinstance(first, np.generic) else first
     if value == "huge array":
         return np.full(base.shape, 1e30)
     return value() if callable(value) else value
@@ -724,7 +728,7 @@ class Walker:
         bad = _bad_value(bad_index, base)
         try:
             default = self.defaults[qual].get(arg, inspect.Parameter.empty)
-            if bad is None and default is None:
+            if bad is None and (default is None or (qual, arg) in ACCEPTS_NONE):
                 return ("n/a", "None is the default")
             if type(bad) is type(base) and bool(np.all(np.asarray(bad, dtype=object) == np.asarray(base, dtype=object))):
                 return ("n/a", "same as baseline")
