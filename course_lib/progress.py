@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from ._validate import check_bool, check_int
+
 __all__ = ["Progress"]
 
 
@@ -30,8 +32,10 @@ class Progress:
             raise ValueError(f"total must be a non-negative integer, got {total!r}")
         self.total = total
         self.count = 0
+        if not isinstance(description, str):
+            raise TypeError(f"description must be a string, got {type(description).__name__}")
         self.description = description
-        self.enabled = enabled
+        self.enabled = check_bool("enabled", enabled)
         self._bar = None
 
     def __enter__(self):
@@ -45,6 +49,7 @@ class Progress:
         return self
 
     def update(self, steps: int = 1) -> None:
+        steps = check_int("steps", steps, min_value=0)
         self.count = min(self.total, self.count + steps)
         if not self.enabled:
             return
