@@ -227,7 +227,7 @@ def _catalog() -> dict:
 
 def list_accelerators(kind: str | None = None) -> list[str]:
     """Names of every accelerator in the catalog, in catalog order; ``kind`` filters 'gpu'/'tpu'."""
-    if kind is not None and kind not in ("gpu", "tpu"):
+    if kind is not None and (not isinstance(kind, str) or kind not in ("gpu", "tpu")):
         raise ValueError(f"kind must be None, 'gpu' or 'tpu', got {kind!r}")
     seen = []
     for acc in _catalog().values():

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import _check_mapping, _check_result, new_axes
+from .._validate import check_number
 from ..economics import ServingCurve, TrainingMemory
 
 __all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory"]
+
+
+def _capacity(capacity_bytes) -> None:
+    if capacity_bytes is not None:
+        check_number("capacity_bytes", capacity_bytes, min_value=0, allow_min=False)
 
 _BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728"}
 
@@ -18,6 +24,7 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
 
     Blue points are memory-bound, red compute-bound; hollow grey points do not fit in memory.
     """
+    curve = _check_result("curve", curve, "economics.ServingCurve", "serving_curve()")
     if not isinstance(curve, ServingCurve):
         raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
     fig, ax = new_axes(ax)
@@ -45,6 +52,7 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
 
 def plot_decode_times(curve: ServingCurve, ax=None, title: str | None = None):
     """Memory time and compute time of a decode step against batch size; the step takes the larger."""
+    curve = _check_result("curve", curve, "economics.ServingCurve", "serving_curve()")
     if not isinstance(curve, ServingCurve):
         raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
     fig, ax = new_axes(ax)
@@ -69,6 +77,8 @@ def plot_decode_times(curve: ServingCurve, ax=None, title: str | None = None):
 
 def plot_kv_cache(contexts, cache_bytes: dict, capacity_bytes: float | None = None, ax=None, title: str = ""):
     """KV cache bytes per sequence against context length, one line per label in ``cache_bytes``."""
+    cache_bytes = _check_mapping("cache_bytes", cache_bytes, "label: bytes at each context")
+    _capacity(capacity_bytes)
     x = np.asarray(contexts, dtype=float)
     if not cache_bytes:
         raise ValueError("cache_bytes must map at least one label to an array of bytes")
@@ -91,6 +101,8 @@ def plot_kv_cache(contexts, cache_bytes: dict, capacity_bytes: float | None = No
 
 def plot_training_memory(breakdowns: dict, capacity_bytes: float | None = None, ax=None, title: str = ""):
     """Stacked bars of weights, gradients and optimizer state per device, one bar per label."""
+    breakdowns = _check_mapping("breakdowns", breakdowns, "label: TrainingMemory")
+    _capacity(capacity_bytes)
     if not breakdowns or not all(isinstance(v, TrainingMemory) for v in breakdowns.values()):
         raise TypeError("breakdowns must map labels to TrainingMemory results")
     fig, ax = new_axes(ax)
