@@ -424,6 +424,11 @@ def decode_fields(sign, exponent, mantissa, fmt):
     f = get_format(fmt)
     s, e, m = (_check_field(name, value) for name, value in
                (("sign", sign), ("exponent", exponent), ("mantissa", mantissa)))
+    try:
+        np.broadcast_shapes(s.shape, e.shape, m.shape)
+    except ValueError:
+        raise ValueError(f"sign, exponent and mantissa must have one shape, got {s.shape}, {e.shape} "
+                         f"and {m.shape}") from None
     if np.any((s < 0) | (s > 1)):
         raise ValueError("sign must be 0 or 1")
     if np.any((e < 0) | (e >= 2 ** f.exponent_bits)) and f.is_float:

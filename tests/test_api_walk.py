@@ -49,8 +49,8 @@ import numpy as np
 from course_lib.kernels import cuda   # selects the CUDA simulator without a GPU, as lesson 09 does
 
 MODE = os.environ.get("COURSE_API_WALK", "fast")
-CALL_S = 2.0                  # alarm per call
-HARD_S = 12.0                 # the parent kills a worker that has not answered after this
+CALL_S = 5.0                  # alarm per call
+HARD_S = 30.0                 # the parent kills a worker that has not answered after this
 MEMORY_BYTES = 2 << 30        # address space a worker may add beyond what it had at fork
 PER_ARGUMENT_FAST = 2         # bad values per argument in fast mode
 OBSCURE_LIMIT = 0.01
@@ -240,7 +240,7 @@ OVERRIDES = {
     "course_lib.measure.measure_kernels": dict(
         machine=_ex("course_lib.measure", "MachineRoofline", "cpu", 1e10, 1e10, 1e10, 1e11, 64, 1 << 16),
         n_stream=1 << 12, gemv_n=64, gemm_sizes=(16, 32), repeats=1, progress=False, min_time_s=0.0),
-    "course_lib.measure.measure_gpu_machine": dict(array_bytes=1 << 16, gemm_size=32, repeats=1,
+    "course_lib.measure.measure_gpu_machine": dict(array_bytes=1 << 20, gemm_size=32, repeats=1,
                                                    progress=False),
     "course_lib.measure.stream_array_bytes": dict(floor=1 << 16),
     "course_lib.measure_latency.measure_call_overhead": dict(max_log2_size=16, budget_s=0.1, progress=False),
@@ -384,6 +384,7 @@ FOLLOWS_INPUT = {
     "course_lib.tiling.matmul_indexing_bug", "course_lib.tiling.matmul_precision_bug",
     "course_lib.formats.quantize", "course_lib.formats.mx_quantize", "course_lib.formats.cast_stats",
     "course_lib.formats.split_fields", "course_lib.widgets.formats.explore_number",
+    "course_lib.formats.loss_scale_sweep",
 }
 #: Arguments accepted as any value (free text, an opaque object, a callable the learner supplies).
 #: Arguments whose documented values include None although the walk's baseline is not None.
@@ -707,7 +708,7 @@ class Walker:
             t = self.targets[qual]
             try:
                 fn, kwargs = self._call_builder(t)
-                _, leaves = _invoke(fn, kwargs, seconds=4 * CALL_S)
+                _, leaves = _invoke(fn, kwargs, seconds=3 * CALL_S)
                 self.baselines[qual] = ("ok", leaves, {k: v for k, v in kwargs.items()})
             except _Hang:
                 self.baselines[qual] = ("error", f"baseline ran over {CALL_S} s", None)

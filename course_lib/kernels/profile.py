@@ -748,7 +748,7 @@ def warp_access(trace: Trace, line: int, warp: int = 0, array: str | None = None
     if hits.size == 0:
         used = sorted({int(x) for x in lines_of_acc[_warp_ids(trace, trace.acc_tid) == warp]})
         raise ValueError(f"warp {warp} made no memory access on line {line}"
-                         + (f" to {array!r}" if array else "") + f"; its accesses are on lines {used}")
+                         + (f" to array {array!r}" if array else "") + f"; its accesses are on lines {used}")
     first = hits[0]
     aid, kind = trace.acc_array[first], trace.acc_kind[first]
     tpb = trace.launch.threads_per_block
