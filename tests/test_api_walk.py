@@ -240,7 +240,7 @@ OVERRIDES = {
     "course_lib.measure.measure_kernels": dict(
         machine=_ex("course_lib.measure", "MachineRoofline", "cpu", 1e10, 1e10, 1e10, 1e11, 64, 1 << 16),
         n_stream=1 << 12, gemv_n=64, gemm_sizes=(16, 32), repeats=1, progress=False, min_time_s=0.0),
-    "course_lib.measure.measure_gpu_machine": dict(array_bytes=1 << 20, gemm_size=32, repeats=1,
+    "course_lib.measure.measure_gpu_machine": dict(array_bytes=1 << 20, gemm_size=256, repeats=1,
                                                    progress=False),
     "course_lib.measure.stream_array_bytes": dict(floor=1 << 16),
     "course_lib.measure_latency.measure_call_overhead": dict(max_log2_size=16, budget_s=0.1, progress=False),

@@ -40,6 +40,9 @@ def _describe(result) -> str:
 def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", precision: str = "bf16",
                      batch: int = 16, context_tokens: int = 1024) -> FigureExplorer:
     """A widget: move model, accelerator, precision, batch and context; see latency vs throughput."""
+    from .._validate import check_int
+    batch = check_int("batch", batch, min_value=1, max_value=2 ** 20)
+    context_tokens = check_int("context_tokens", context_tokens, min_value=1, max_value=2 ** 24)
     import ipywidgets as widgets
     from ..economics import PRECISION_SCHEMES, get_model, list_models
     from ..hardware import get_accelerator, list_accelerators

@@ -46,6 +46,8 @@ def _describe(est) -> str:
 
 def parallelism_explorer(accelerator: str = "H100 SXM", params_billion: float = 70.0) -> FigureExplorer:
     """A widget: pick a chip, a model size, a GPU count and tp x pp, a ZeRO stage, recomputation."""
+    from .._validate import check_number
+    params_billion = check_number("params_billion", params_billion, min_value=0, allow_min=False, max_value=1e5)
     import ipywidgets as widgets
     from ..plots.parallelism import plot_step_estimate
 
