@@ -226,7 +226,10 @@ OVERRIDES = {
     "course_lib.kernels.trace.python_function": dict(kernel=lambda: _add),
     "course_lib.kernels.trace.dim3": dict(name="grid", value=(2, 1, 1)),
     "course_lib.kernels.trace.Launch": dict(grid=(2, 1, 1), block=(32, 1, 1)),
-    "course_lib.kernels.tasks.get_task": dict(name="vector_add"),
+    "course_lib.kernels.tasks.get_task": dict(name="zip"),
+    "course_lib.formats.get_format": dict(name="bf16"),
+    "course_lib.hardware.get_accelerator": dict(name="H100 SXM"),
+    "course_lib.economics.get_model": dict(name="Llama 3 8B"),
     "course_lib.kernels.tasks.run_task": dict(kernel=_good_kernel),
     "course_lib.kernels.tasks.check_kernel": dict(kernel=_good_kernel, cases=1),
     "course_lib.kernels.tasks.predict_task": dict(
@@ -390,7 +393,7 @@ FOLLOWS_INPUT = {
 #: Arguments whose documented values include None although the walk's baseline is not None.
 ACCEPTS_NONE = {("course_lib.simt.run_simt", "trace_warp"), ("course_lib.kernels.profile.predict_time",
                                                             "threads_per_block")}
-FREE_ARGUMENTS = {"name", "title", "label", "description", "source", "operation", "capacity_label",
+FREE_ARGUMENTS = {"title", "label", "description", "source", "operation", "capacity_label",
                   "ax", "axes", "out"}
 
 # --------------------------------------------------------------------------------------------
@@ -519,7 +522,7 @@ def discover():
 # --------------------------------------------------------------------------------------------
 # Baselines.
 
-GENERIC = [64, 0.5, "H100 SXM", "bf16", lambda: np.arange(1.0, 9.0), [64, 128], True]
+GENERIC = [64, 1, 0.5, "H100 SXM", "bf16", lambda: np.arange(1.0, 9.0), [64, 128], True]
 
 
 def _fresh(v):
@@ -567,8 +570,17 @@ def _annotation_factory(fn, param):
     return make
 
 
-def baseline_kwargs(qual, fn, skip_first=False):
-    """Keyword arguments for a valid call (factories resolved), or raise LookupError."""
+class _NoExample(LookupError):
+    def __init__(self, unknown):
+        super().__init__(f"no example value for {unknown}: add them to BY_NAME or OVERRIDES")
+        self.unknown = unknown
+
+
+def baseline_kwargs(qual, fn, skip_first=False, generic=None):
+    """Keyword arguments for a valid call (factories resolved), or raise LookupError.
+
+    ``generic`` maps parameters no table knows to the index of a ``GENERIC`` candidate."""
+    generic = generic or {}
     override = OVERRIDES.get(qual, {})
     if override is None:
         raise LookupError("no baseline (listed in OVERRIDES as not walkable)")
@@ -582,10 +594,12 @@ def baseline_kwargs(qual, fn, skip_first=False):
             kwargs[p.name] = factory()
         elif p.name in BY_NAME:
             kwargs[p.name] = _fresh(BY_NAME[p.name])
+        elif p.name in generic:
+            kwargs[p.name] = _fresh(GENERIC[generic[p.name]])
         else:
             unknown.append(p.name)
     if unknown:
-        raise LookupError(f"no example value for {unknown}: add them to BY_NAME or OVERRIDES")
+        raise _NoExample(unknown)
     if "*args" in override:
         kwargs["*args"] = _fresh(override["*args"])
     return kwargs
@@ -686,6 +700,7 @@ class Walker:
     def __init__(self, targets):
         self.targets = {t.qualname: t for t in targets}
         self.baselines = {}
+        self.generic = {}
         self.defaults = {}
         for t in targets:
             try:
@@ -700,14 +715,44 @@ class Walker:
             okw = baseline_kwargs(owner.qualname, owner.obj)
             instance = owner.obj(**okw)
             method = getattr(instance, t.obj.__name__)
-            return method, baseline_kwargs(t.qualname, t.obj, skip_first=True)
-        return t.obj, baseline_kwargs(t.qualname, t.obj)
+            return method, baseline_kwargs(t.qualname, t.obj, skip_first=True,
+                                           generic=self.generic.get(t.qualname))
+        return t.obj, baseline_kwargs(t.qualname, t.obj, generic=self.generic.get(t.qualname))
+
+    def _search(self, t, unknown):
+        """Try the GENERIC candidates for parameters no table knows (an error naming one moves
+        that one on); returns None when a call succeeds, else why not."""
+        choice = {p: 0 for p in unknown}
+        for _ in range(len(GENERIC) * len(choice) + 1):
+            self.generic[t.qualname] = dict(choice)
+            try:
+                fn, kwargs = self._call_builder(t)
+                _invoke(fn, kwargs)
+                return None
+            except _NoExample as exc:
+                return str(exc)
+            except _Hang:
+                break
+            except Exception as exc:   # noqa: BLE001
+                named = [p for p in choice if p in str(exc) and choice[p] < len(GENERIC) - 1]
+                movable = named or [p for p in choice if choice[p] < len(GENERIC) - 1]
+                if not movable:
+                    break
+                choice[movable[0]] += 1
+        self.generic.pop(t.qualname, None)
+        return f"no example value for {unknown} (none of GENERIC worked): add them to BY_NAME or OVERRIDES"
 
     def baseline(self, qual):
         if qual not in self.baselines:
             t = self.targets[qual]
             try:
-                fn, kwargs = self._call_builder(t)
+                try:
+                    fn, kwargs = self._call_builder(t)
+                except _NoExample as exc:
+                    why = self._search(t, exc.unknown)
+                    if why:
+                        raise LookupError(why) from None
+                    fn, kwargs = self._call_builder(t)
                 _, leaves = _invoke(fn, kwargs, seconds=3 * CALL_S)
                 self.baselines[qual] = ("ok", leaves, {k: v for k, v in kwargs.items()})
             except _Hang:
@@ -871,11 +916,10 @@ def plan(targets, mode):
             params = _parameters(t.obj, skip_first=(t.kind == "method"))
         except (TypeError, ValueError):
             continue
-        if not params:
+        walked = [p for p in params if p.name not in FREE_ARGUMENTS and not p.name.startswith("_")]
+        if not walked:
             tasks.append((t.qualname, None, -1))     # still call it once
-        for p in params:
-            if p.name in FREE_ARGUMENTS or p.name.startswith("_"):
-                continue
+        for p in walked:
             indices = list(range(len(BAD)))
             if mode != "full":
                 start = zlib.crc32(f"{t.qualname}.{p.name}".encode()) % len(BAD)

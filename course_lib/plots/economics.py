@@ -16,6 +16,7 @@ def _capacity(capacity_bytes) -> None:
     if capacity_bytes is not None:
         check_number("capacity_bytes", capacity_bytes, min_value=0, allow_min=False)
 
+
 _BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728"}
 
 
@@ -25,8 +26,6 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
     Blue points are memory-bound, red compute-bound; hollow grey points do not fit in memory.
     """
     curve = _check_result("curve", curve, "economics.ServingCurve", "serving_curve()")
-    if not isinstance(curve, ServingCurve):
-        raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
     fig, ax = new_axes(ax)
     lat, thr = curve.ms_per_token, curve.tokens_per_s
     ax.plot(lat, thr, color="0.7", lw=1, zorder=1)
@@ -53,8 +52,6 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
 def plot_decode_times(curve: ServingCurve, ax=None, title: str | None = None):
     """Memory time and compute time of a decode step against batch size; the step takes the larger."""
     curve = _check_result("curve", curve, "economics.ServingCurve", "serving_curve()")
-    if not isinstance(curve, ServingCurve):
-        raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
     fig, ax = new_axes(ax)
     b = curve.batch
     ax.loglog(b, 1e3 * curve.t_memory_s, "-", color=_BOUND_COLOUR["memory"], label="memory time")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from . import _check_result, new_axes
@@ -20,9 +22,10 @@ __all__ = [
 
 def _cache_sizes(cache_sizes) -> None:
     if cache_sizes is not None and (not isinstance(cache_sizes, dict) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in cache_sizes.values())):
+            isinstance(v, numbers.Real) and not isinstance(v, bool) and v > 0 for v in cache_sizes.values())):
         raise TypeError(f"cache_sizes must be None or a dict of level: bytes, as cpu_cache_sizes() returns, "
                         f"got {cache_sizes!r:.60}")
+
 
 _KIND_STYLE = {"catalog": dict(color="#1f77b4"), "derived": dict(color="#2ca02c", hatch="//"),
                "bounds": dict(color="#ff7f0e")}
