@@ -89,7 +89,7 @@ def check_int(name: str, value, *, min_value=None, max_value=None, why: str = ""
     if min_value is not None and value < min_value:
         raise ValueError(f"{name} must be >= {min_value}, got {value}")
     if max_value is None and abs(value) > MAX_INT:
-        raise ValueError(f"{name} must be at most 2**53 in size, got {value:.3g}")
+        raise ValueError(f"{name} must lie within +-2**53, got {value:.3g}")
     if max_value is not None and value > max_value:
         reason = f" ({why})" if why else ""
         shown = value if value < 10 ** 12 else f"{value:.3g}"

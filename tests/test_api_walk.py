@@ -1010,6 +1010,11 @@ def test_api_walk():
     obscure = [(task, o) for task, o, _ in results if o[0] == "obscure"]
     no_baseline = sorted({(task[0], o[1]) for task, o, _ in results if o[0] == "no baseline"})
     if MODE == "full":
+        seconds = Counter()
+        for task, _, secs in results:
+            seconds[task[0]] += secs
+        print("slowest callables (s in all their calls): " + ", ".join(
+            f"{q.removeprefix('course_lib.')} {s:.1f}" for q, s in seconds.most_common(8)))
         for task, o in sorted(problems + obscure, key=lambda x: str(x[0])):
             label = BAD[task[2]][0] if task[2] >= 0 else "-"
             print(f"{o[0]:8} {task[0]}({task[1]}={label}): {o[1]}")
