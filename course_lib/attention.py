@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_array, check_bool, check_choice, check_int, check_number
+from ._validate import check_array, check_bool, check_choice, check_int, check_number, check_sequence
 
 __all__ = [
     "H100_SFU_FLOPS_FA3",
@@ -170,6 +170,7 @@ def flash_attention(q, k, v, block_size=DEFAULT_BLOCK_SIZE, causal=False, scale=
     """
     q, k, v, causal, scale = _inputs(q, k, v, causal, scale)
     bq, bk = _block_sizes(block_size)
+    return_traffic = check_bool("return_traffic", return_traffic)
     n_q, d = q.shape[-2], q.shape[-1]
     n_k, d_v = k.shape[-2], v.shape[-1]
     lead = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
@@ -254,9 +255,9 @@ def flash_attention_traffic(n, d, block_size=DEFAULT_BLOCK_SIZE, causal=False) -
     d = check_int("d", d, min_value=1)
     bq, bk = _block_sizes(block_size)
     causal = check_bool("causal", causal)
-    starts = np.arange(0, n, bq)
-    ends = np.minimum(starts + bq, n)
-    keys = ends.sum() if causal else n * len(starts)
+    blocks = -(-n // bq)
+    # causal: query block i visits keys [0, min((i + 1) * bq, n)); summed in closed form
+    keys = bq * (blocks - 1) * blocks // 2 + n if causal else n * blocks
     reads = n * d + 2 * d * float(keys)
     writes = n * (d + 1)
     return AttentionTraffic("flash (formula)", n, d, reads, float(writes), bq, bk)
@@ -331,9 +332,12 @@ class MemorySweep:
 def memory_sweep(ns, d=64, bytes_per_element=2, block_size=DEFAULT_BLOCK_SIZE, heads=1,
                  capacity_bytes=None, capacity_label="") -> MemorySweep:
     """:func:`attention_memory_bytes` for every sequence length in ``ns``."""
-    ns = np.asarray([check_int("ns[i]", x, min_value=1) for x in ns], dtype=np.int64)
-    if ns.size == 0:
-        raise ValueError("ns must hold at least one sequence length")
+    ns = np.asarray([check_int("ns[i]", x, min_value=1)
+                     for x in check_sequence("ns", ns, max_len=10_000)], dtype=np.int64)
+    if capacity_bytes is not None:
+        capacity_bytes = check_number("capacity_bytes", capacity_bytes, min_value=0, allow_min=False)
+    if not isinstance(capacity_label, str):
+        raise TypeError(f"capacity_label must be a string, got {type(capacity_label).__name__}")
     pairs = [attention_memory_bytes(int(x), d, bytes_per_element, block_size, heads) for x in ns]
     return MemorySweep(ns, int(d), float(bytes_per_element), _block_sizes(block_size),
                        np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs]),
@@ -369,10 +373,16 @@ def attention_traffic_sweep(ns, d=64, block_size=DEFAULT_BLOCK_SIZE, sram_elemen
     if sram_elements is None:
         sram_elements = bq * d + 2 * bk * d + bq * bk + bq * d
     sram_elements = check_int("sram_elements", sram_elements, min_value=d)
-    ns = np.asarray([check_int("ns[i]", x, min_value=1) for x in ns], dtype=np.int64)
-    if ns.size == 0:
-        raise ValueError("ns must hold at least one sequence length")
-    count_ns = np.asarray([check_int("count_ns[i]", x, min_value=1) for x in count_ns], dtype=np.int64)
+    ns = np.asarray([check_int("ns[i]", x, min_value=1)
+                     for x in check_sequence("ns", ns, max_len=10_000)], dtype=np.int64)
+    count_ns = np.asarray([check_int("count_ns[i]", x, min_value=1, max_value=8192,
+                                     why="each is counted by running flash_attention")
+                           for x in check_sequence("count_ns", count_ns, min_len=0, max_len=16)],
+                          dtype=np.int64)
+    bytes_per_element = check_number("bytes_per_element", bytes_per_element, min_value=0,
+                                      allow_min=False)
+    if current_n is not None:
+        current_n = check_int("current_n", current_n, min_value=1)
     if count_ns.size and not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator when count_ns is given")
     counted = []

@@ -95,6 +95,14 @@ class Link:
     latency_s: float
     source: str
 
+    def __post_init__(self):
+        for field in ("name", "tier", "source"):
+            if not isinstance(getattr(self, field), str):
+                raise TypeError(f"{field} must be a string, got {getattr(self, field)!r}")
+        object.__setattr__(self, "bandwidth_bytes_per_s", check_number(
+            "bandwidth_bytes_per_s", self.bandwidth_bytes_per_s, min_value=0, allow_min=False))
+        object.__setattr__(self, "latency_s", check_number("latency_s", self.latency_s, min_value=0))
+
     def transfer_time_s(self, nbytes) -> float:
         """alpha + S / beta: seconds to send ``nbytes`` once over this link."""
         return transfer_time_s(nbytes, self.bandwidth_bytes_per_s, self.latency_s)
@@ -226,7 +234,8 @@ def ring_chunk_sizes(length, n_ranks) -> np.ndarray:
     The first ``length % n`` chunks hold one element more: 10 over 4 ranks is [3, 3, 2, 2].
     """
     length = check_int("length", length, min_value=0)
-    n = check_int("n_ranks", n_ranks, min_value=1)
+    n = check_int("n_ranks", n_ranks, min_value=1, max_value=1_000_000,
+                  why="one chunk per rank is held in memory")
     sizes = np.full(n, length // n, dtype=np.int64)
     sizes[: length % n] += 1
     return sizes

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-from ._validate import check_array, check_bool, check_choice, check_int, check_number
+from ._validate import (MAX_ELEMENTS, check_array, check_bool, check_choice, check_count, check_int, check_number,
+                        check_sequence)
 from .hardware import bytes_per_element, get_accelerator
 
 __all__ = [
@@ -262,14 +263,14 @@ def _build_format(key: str) -> NumberFormat:
 
 def format_table(names=FORMAT_NAMES) -> list[NumberFormat]:
     """The formats in ``names`` (default: all nine), widest first."""
-    if isinstance(names, str):
-        names = (names,)
-    return [get_format(n) for n in names]
+    return [get_format(n) for n in check_sequence("names", names, max_len=100)]
 
 
 def format_table_text(formats=None) -> str:
     """A plain-text range and precision table of ``formats`` (default: :func:`format_table`)."""
-    formats = format_table() if formats is None else list(formats)
+    formats = format_table() if formats is None else [
+        f if isinstance(f, NumberFormat) else get_format(f)
+        for f in check_sequence("formats", formats, max_len=100)]
     header = (f"{'format':<9}{'bits':>5}{'stored':>7}{'E':>3}{'M':>3}{'bias':>5}{'max':>11}"
               f"{'min normal':>12}{'min subnorm':>12}{'eps':>10}{'digits':>7}{'decades':>8}  overflow")
     lines = [header, "-" * len(header)]
@@ -415,6 +416,13 @@ def split_fields(codes, fmt):
     return sign.astype(np.int64), exponent.astype(np.int64), mantissa.astype(np.int64)
 
 
+def _check_field(name, value):
+    arr = check_array(name, value, dtype=np.float64)
+    if np.any(arr != np.round(arr)) or np.any(np.abs(arr) > 2 ** 62):
+        raise ValueError(f"{name} must hold integers (a bit field of the format)")
+    return arr.astype(np.int64)
+
+
 def decode_fields(sign, exponent, mantissa, fmt):
     """The value of the fields ``(sign, exponent, mantissa)`` in ``fmt``, by the formula.
 
@@ -424,9 +432,13 @@ def decode_fields(sign, exponent, mantissa, fmt):
         integers:  -2^(n-1) s + m   (two's complement)
     """
     f = get_format(fmt)
-    s = np.asarray(sign, dtype=np.int64)
-    e = np.asarray(exponent, dtype=np.int64)
-    m = np.asarray(mantissa, dtype=np.int64)
+    s, e, m = (_check_field(name, value) for name, value in
+               (("sign", sign), ("exponent", exponent), ("mantissa", mantissa)))
+    try:
+        np.broadcast_shapes(s.shape, e.shape, m.shape)
+    except ValueError:
+        raise ValueError(f"sign, exponent and mantissa must have one shape, got {s.shape}, {e.shape} "
+                         f"and {m.shape}") from None
     if np.any((s < 0) | (s > 1)):
         raise ValueError("sign must be 0 or 1")
     if np.any((e < 0) | (e >= 2 ** f.exponent_bits)) and f.is_float:
@@ -511,9 +523,9 @@ class SpacingCurve:
 def spacing_curves(names=FLOAT_FORMATS, points=400) -> list[SpacingCurve]:
     """:func:`spacing` of each format at ``points`` magnitudes, log-spaced from its smallest
     subnormal to its largest finite value."""
-    n = check_int("points", points, min_value=2)
+    n = check_count("points", points, min_value=2, max_value=100_000)
     curves = []
-    for name in ([names] if isinstance(names, str) else names):
+    for name in check_sequence("names", names, max_len=100):
         f = get_format(name)
         mags = np.logspace(math.log10(f.min_subnormal), math.log10(f.max_value), n)
         mags = mags[(mags >= f.min_subnormal) & (mags <= f.max_value)]
@@ -636,9 +648,9 @@ def gradient_like(rng, n, median=2.0 ** -20, decades=1.5):
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    n = check_int("n", n, min_value=1)
+    n = check_count("n", n)
     med = check_number("median", median, min_value=0, allow_min=False)
-    dec = check_number("decades", decades, min_value=0)
+    dec = check_number("decades", decades, min_value=0, max_value=30)
     mags = med * 10.0 ** (dec * rng.standard_normal(n))
     return mags * rng.choice((-1.0, 1.0), size=n)
 
@@ -662,9 +674,11 @@ class LossScaleSweep:
 def loss_scale_sweep(values, fmt, log2_scales=range(0, 33)) -> LossScaleSweep:
     """:func:`cast_stats` of ``values * 2^k`` in ``fmt`` for every k in ``log2_scales``."""
     f = get_format(fmt)
-    ks = np.asarray(list(log2_scales))
-    if ks.size == 0 or ks.dtype.kind not in "iu":
+    ks = check_sequence("log2_scales", log2_scales, min_len=0, max_len=10_000)
+    if not ks:
         raise TypeError("log2_scales must be a non-empty sequence of integers")
+    ks = np.asarray([check_int("log2_scales[i]", k, min_value=-1000, max_value=1000) for k in ks],
+                    dtype=np.int64)
     stats = [cast_stats(values, f, 2.0 ** int(k)) for k in ks]
     return LossScaleSweep(format=f.name, log2_scales=ks,
                           flushed_fraction=np.array([s.flushed_fraction for s in stats]),
@@ -779,8 +793,9 @@ def outlier_matrix(rng, rows, cols, outlier_rows=2, outlier_entries=4, outlier_s
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    r = check_int("rows", rows, min_value=1)
-    c = check_int("cols", cols, min_value=1)
+    r = check_count("rows", rows)
+    c = check_count("cols", cols, max_value=max(1, MAX_ELEMENTS // r),
+                    why=f"rows * cols must stay within {MAX_ELEMENTS:,} elements")
     n_rows = check_int("outlier_rows", outlier_rows, min_value=0, max_value=r)
     n_ent = check_int("outlier_entries", outlier_entries, min_value=0, max_value=r * c)
     big = check_number("outlier_scale", outlier_scale, min_value=0, allow_min=False)
@@ -889,7 +904,8 @@ def quantize(x, fmt="int8", granularity="tensor", axis=0, block_size=MX_BLOCK_SI
     granularity = check_choice("granularity", granularity, ("tensor", "channel", "block"))
     scale_rule = check_choice("scale_rule", scale_rule, ("absmax", "mx"))
     ax = check_int("axis", axis, min_value=-arr.ndim, max_value=arr.ndim - 1)
-    bs = check_int("block_size", block_size, min_value=1)
+    bs = check_count("block_size", block_size, max_value=max(4096, arr.size),
+                     why="a block larger than x holds only padding")
     if f.name == "tf32":
         raise ValueError("fmt tf32 is a compute format, not a storage format to quantize to")
     if scale_rule == "mx" and not f.is_float:

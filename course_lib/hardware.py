@@ -230,7 +230,7 @@ def _catalog() -> dict:
 def list_accelerators(kind: str | None = None) -> list[str]:
     """Names of every accelerator in the catalog, in catalog order; ``kind`` filters 'gpu', 'tpu'
     or 'other' (accelerators that are neither: AWS Trainium, Intel Gaudi)."""
-    if kind is not None and kind not in ("gpu", "tpu", "other"):
+    if kind is not None and (not isinstance(kind, str) or kind not in ("gpu", "tpu", "other")):
         raise ValueError(f"kind must be None, 'gpu', 'tpu' or 'other', got {kind!r}")
     seen = []
     for acc in _catalog().values():

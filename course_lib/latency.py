@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_int, check_number
+from ._validate import check_int, check_number, check_sequence
 from .hardware import Accelerator, get_accelerator
 
 __all__ = [
@@ -385,7 +385,8 @@ def occupancy_curve(threads_per_block, shared_mem_per_block, accelerator="H100 S
     _occupancy_fields(acc)
     if registers is None:
         registers = np.arange(1, acc.max_registers_per_thread + 1)
-    registers = np.asarray(registers)
+    registers = np.asarray([check_int("registers[i]", r, min_value=1, max_value=1024)
+                            for r in check_sequence("registers", registers, max_len=1024)], dtype=np.int64)
     occ = np.zeros(registers.shape)
     for i, r in enumerate(registers):
         try:

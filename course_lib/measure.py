@@ -19,8 +19,13 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import check_int, check_number
+from ._validate import check_bool, check_int, check_number, check_sequence
 from .progress import progress_bar
+
+#: Largest float64 array a CPU measurement allocates (three of them at once: 3 GiB in all).
+MAX_ARRAY_BYTES = 2 ** 30
+#: Largest square matmul timed on the CPU: 2 * 4096^3 FLOP is about a second on a laptop.
+MAX_GEMM_SIZE = 4096
 from .roofline import attainable_flops
 
 __all__ = [
@@ -51,9 +56,9 @@ def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.
     keeps going until ``min_time_s`` of timed calls (at most 1000 runs)."""
     if not callable(fn):
         raise TypeError("fn must be a callable taking no arguments")
-    repeats = check_int("repeats", repeats, min_value=1)
-    min_time_s = check_number("min_time_s", min_time_s, min_value=0)
-    warmup = check_int("warmup", warmup, min_value=0)
+    repeats = check_int("repeats", repeats, min_value=1, max_value=10_000)
+    min_time_s = check_number("min_time_s", min_time_s, min_value=0, max_value=10)
+    warmup = check_int("warmup", warmup, min_value=0, max_value=1000)
     for _ in range(warmup):
         fn()
     best = float("inf")
@@ -95,8 +100,10 @@ def last_level_cache_bytes() -> int | None:
 
 def stream_array_bytes(factor: int = 2, floor: int = 64 * 2 ** 20) -> int:
     """Bytes per array for bandwidth runs: ``factor`` x the last-level cache, at least ``floor``."""
+    factor = check_int("factor", factor, min_value=1, max_value=64)
+    floor = check_int("floor", floor, min_value=8 * 1024, max_value=MAX_ARRAY_BYTES)
     llc = last_level_cache_bytes() or 0
-    return max(floor, factor * llc)
+    return min(max(floor, factor * llc), MAX_ARRAY_BYTES)
 
 
 def cpu_description() -> str:
@@ -149,7 +156,8 @@ def measure_bandwidth(array_bytes: int | None = None, repeats: int = REPEATS,
     and at least 64 MiB, so no level of cache can hold even one of them.
     """
     array_bytes = stream_array_bytes() if array_bytes is None else array_bytes
-    array_bytes = check_int("array_bytes", array_bytes, min_value=8 * 1024)
+    array_bytes = check_int("array_bytes", array_bytes, min_value=8 * 1024, max_value=MAX_ARRAY_BYTES,
+                            why="three arrays of this size are allocated")
     n = array_bytes // 8
     src = np.ones(n)
     dst = np.empty(n)
@@ -168,7 +176,13 @@ def measure_bandwidth(array_bytes: int | None = None, repeats: int = REPEATS,
 def measure_matmul_flops(n: int = 1024, dtype=np.float32, repeats: int = REPEATS,
                          min_time_s: float = MIN_TIME_S) -> float:
     """Sustained FLOP/s of an n x n x n NumPy matmul: 2 n^3 / best time (timed as the kernels are)."""
-    n = check_int("n", n, min_value=1)
+    n = check_int("n", n, min_value=1, max_value=MAX_GEMM_SIZE, why="larger takes many seconds")
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float32, got {dtype!r}") from exc
+    if dtype.kind != "f":
+        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float32, got {dtype}")
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(dtype)
     b = rng.standard_normal((n, n)).astype(dtype)
@@ -184,6 +198,8 @@ def measure_machine(array_bytes: int | None = None, gemm_size: int = 1024, progr
     Memory roof: the best of copy, triad and in-place scale (:func:`measure_bandwidth`). Flat
     roof: the best FLOP/s of a ``gemm_size``^3 and a (``gemm_size``/2)^3 float32 matmul.
     """
+    gemm_size = check_int("gemm_size", gemm_size, min_value=2, max_value=MAX_GEMM_SIZE,
+                          why="larger takes many seconds")
     with progress_bar(2, "measuring roofs", enabled=progress) as bar:
         array_bytes = stream_array_bytes() if array_bytes is None else array_bytes
         copy_bw, triad_bw, scale_bw = measure_bandwidth(array_bytes, repeats, min_time_s)
@@ -265,12 +281,18 @@ def measure_kernels(machine: MachineRoofline, n_stream: int | None = None, gemv_
     if not isinstance(machine, MachineRoofline):
         raise TypeError("machine must be the MachineRoofline that measure_machine() returns")
     n_stream = stream_array_bytes() // 4 if n_stream is None else n_stream
-    n_stream = check_int("n_stream", n_stream, min_value=1024)
+    n_stream = check_int("n_stream", n_stream, min_value=1024, max_value=MAX_ARRAY_BYTES // 4,
+                         why="three float32 arrays of n_stream elements are allocated")
     if gemv_n is None:       # a float32 matrix as large as one streaming array: far beyond cache
         gemv_n = int(np.sqrt(stream_array_bytes() / 4))
-    gemv_n = check_int("gemv_n", gemv_n, min_value=2)
-    gemm_sizes = [check_int("gemm_sizes[i]", s, min_value=2) for s in gemm_sizes]
+    gemv_n = check_int("gemv_n", gemv_n, min_value=2, max_value=16384,
+                       why="the float32 matrix is gemv_n^2 elements")
+    gemm_sizes = [check_int("gemm_sizes[i]", s, min_value=2, max_value=MAX_GEMM_SIZE,
+                            why="larger takes many seconds")
+                  for s in check_sequence("gemm_sizes", gemm_sizes, min_len=0, max_len=16)]
     rng = np.random.default_rng(0) if rng is None else rng
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
     kernels = _kernels(n_stream, gemv_n, gemm_sizes, rng)
     results = []
     with progress_bar(len(kernels), "timing kernels", enabled=progress) as bar:
@@ -307,6 +329,12 @@ def measure_gpu_machine(array_bytes: int = 2 ** 30, gemm_size: int = 8192, repea
     and an in-place scale; compute: a ``gemm_size``^3 BF16 matmul, 2 n^3 FLOP, timed with CUDA
     events after a warm-up. Compare the result with the catalog's datasheet figures.
     """
+    array_bytes = check_int("array_bytes", array_bytes, min_value=2 ** 20, max_value=2 ** 34,
+                            why="two arrays of this size are allocated on the GPU")
+    gemm_size = check_int("gemm_size", gemm_size, min_value=256, max_value=32768,
+                          why="larger takes many seconds")
+    repeats = check_int("repeats", repeats, min_value=1, max_value=1000)
+    progress = check_bool("progress", progress)
     ok, _ = gpu_status()
     if not ok:
         return None

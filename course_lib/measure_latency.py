@@ -64,7 +64,7 @@ def fit_overhead_model(sizes, t_call_s) -> tuple[float, float]:
     design = np.stack([np.ones_like(n), n], axis=1) * w[:, None]
     (t0, inv_rate), *_ = np.linalg.lstsq(design, t * w, rcond=None)
     if inv_rate <= 0:
-        raise ValueError("the timings do not grow with size; cannot fit a rate")
+        raise ValueError("t_call_s: the timings do not grow with size; cannot fit a rate")
     return max(float(t0), 0.0), float(1.0 / inv_rate)
 
 
@@ -136,7 +136,7 @@ def robust_overhead_model(sizes, t_call_s) -> tuple[float, float]:
     t0 = float(np.median(t[:5]))
     streaming = t[-4:] - t0
     if np.any(streaming <= 0):
-        raise ValueError("the largest sizes take no longer than the smallest: cannot fit a rate")
+        raise ValueError("t_call_s: the largest sizes take no longer than the smallest: cannot fit a rate")
     return t0, float(np.median(n[-4:] / streaming))
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ._validate import check_array, check_int, check_number
+from ._validate import check_array, check_bool, check_count, check_int, check_number
 from .progress import progress_bar
 
 __all__ = [
@@ -70,6 +70,8 @@ def _sizes(name, sizes, element_bytes):
         raise ValueError(f"{name} must hold at least one size")
     if np.any(arr < element_bytes):
         raise ValueError(f"{name} must all be >= {element_bytes} bytes")
+    if np.any(arr > 2 ** 30):
+        raise ValueError(f"{name} must all be <= 2**30 bytes (a buffer of the largest is allocated)")
     return np.sort(arr.astype(np.int64))
 
 
@@ -81,8 +83,11 @@ def measure_bandwidth_ladder(sizes_bytes=DEFAULT_BANDWIDTH_SIZES, bytes_per_call
     1 ms from DRAM), ``repeats`` how many calls to take the best of.
     """
     sizes = _sizes("sizes_bytes", sizes_bytes, 4)
-    per_call = check_int("bytes_per_call", bytes_per_call, min_value=4)
-    repeats = check_int("repeats", repeats, min_value=1)
+    per_call = check_int("bytes_per_call", bytes_per_call, min_value=4, max_value=2 ** 32,
+                         why="each size reads this much per timed call")
+    repeats = check_int("repeats", repeats, min_value=1, max_value=100,
+                        why="each repeat reads bytes_per_call at every size")
+    progress = check_bool("progress", progress)
     buffer = np.ones(int(sizes[-1]) // 4, dtype=np.float32)   # float32: SIMD max, 4-byte elements
     out_bw = np.empty(sizes.size)
     with progress_bar(int(sizes.size), "bandwidth", enabled=progress) as bar:
@@ -109,7 +114,7 @@ def random_cycle(n, rng, spacing=1) -> np.ndarray:
     walk from slot 0 touches each of them once before it repeats. With 8-byte slots and
     ``spacing = 8`` every visited slot sits in its own 64-byte cache line.
     """
-    n = check_int("n", n, min_value=1)
+    n = check_count("n", n)
     spacing = check_int("spacing", spacing, min_value=1)
     if not isinstance(rng, np.random.Generator):
         raise TypeError("rng must be a numpy.random.Generator (e.g. np.random.default_rng(0))")
@@ -128,7 +133,9 @@ def measure_latency_ladder(sizes_bytes=DEFAULT_LATENCY_SIZES, steps=10000, rng=N
     interpreter's share stays constant and the memory level's latency shows on top of it.
     """
     sizes = _sizes("sizes_bytes", sizes_bytes, 8)
-    steps = check_int("steps", steps, min_value=1)
+    steps = check_int("steps", steps, min_value=1, max_value=10 ** 6,
+                      why="each step is a Python loop iteration, timed at every size")
+    progress = check_bool("progress", progress)
     if rng is None:
         raise TypeError("rng must be a numpy.random.Generator (e.g. np.random.default_rng(0))")
     ns = np.empty(sizes.size)

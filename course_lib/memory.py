@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_array, check_choice, check_int, check_number
+from ._validate import MAX_ELEMENTS, MAX_INT, check_array, check_choice, check_count, check_int, check_number
 from .hardware import SHARED_MEM_BYTES_PER_CLOCK_PER_SM, Accelerator, get_accelerator
 
 __all__ = [
@@ -263,7 +263,9 @@ class CacheResult:
 
     @property
     def hit_rate(self) -> float:
-        return self.hits / self.accesses if self.accesses else float("nan")
+        if not self.accesses:
+            raise ValueError("hit_rate is undefined: the addresses given to simulate_cache were empty")
+        return self.hits / self.accesses
 
     @property
     def bytes_from_next_level(self) -> int:
@@ -319,6 +321,9 @@ def simulate_cache(addresses, capacity_bytes, line_bytes=128, ways=4) -> CacheRe
     fully associative cache (``ways = capacity_bytes // line_bytes``), where W is in the hundreds.
     """
     addr = _addresses("addresses", addresses)
+    if addr.size > MAX_ELEMENTS:
+        raise ValueError(f"addresses must hold at most {MAX_ELEMENTS:,} accesses (more would take "
+                         f"minutes), got {addr.size:,}")
     sets = n_sets(capacity_bytes, line_bytes, ways)
     line_bytes, ways = int(line_bytes), int(ways)
     n = addr.size
@@ -390,8 +395,11 @@ def make_trace(pattern, working_set_bytes, n_accesses, element_bytes=4, stride_e
     """
     pattern = check_choice("pattern", pattern, PATTERNS)
     ws = check_int("working_set_bytes", working_set_bytes, min_value=1)
-    n = check_int("n_accesses", n_accesses, min_value=0)
+    n = check_count("n_accesses", n_accesses, min_value=0)
     eb = check_int("element_bytes", element_bytes, min_value=1)
+    stride = check_int("stride_elements", stride_elements, min_value=1)
+    tb = check_int("tile_bytes", tile_bytes, min_value=eb)
+    r = check_int("reuse", reuse, min_value=1)
     if ws < eb:
         raise ValueError(f"working_set_bytes ({ws}) must hold at least one element of {eb} bytes")
     elements = ws // eb
@@ -399,16 +407,13 @@ def make_trace(pattern, working_set_bytes, n_accesses, element_bytes=4, stride_e
     if pattern == "sequential":
         idx = i % elements
     elif pattern == "strided":
-        stride = check_int("stride_elements", stride_elements, min_value=1)
-        idx = (i * stride) % elements
+        idx = (i * (stride % elements)) % elements
     elif pattern == "random":
         if not isinstance(rng, np.random.Generator):
             raise TypeError("rng must be a numpy.random.Generator for the random pattern "
                             "(e.g. np.random.default_rng(0))")
         idx = rng.integers(0, elements, size=n, dtype=np.int64)
     else:
-        tb = check_int("tile_bytes", tile_bytes, min_value=eb)
-        r = check_int("reuse", reuse, min_value=1)
         per_tile = max(1, min(tb // eb, elements))
         n_tiles = -(-elements // per_tile)
         sweep = i // per_tile                  # which sweep of which tile
@@ -433,8 +438,10 @@ class HitRateCurve:
 def hit_rate_sweep(pattern, working_sets_bytes, capacity_bytes, line_bytes=128, ways=4,
                    n_accesses=20000, rng=None, **trace_kwargs) -> HitRateCurve:
     """``simulate_cache(make_trace(pattern, ws, ...))`` for every working set ``ws``; hit rates in order."""
-    sizes = check_array("working_sets_bytes", working_sets_bytes, ndim=1)
-    if sizes.size == 0 or np.any(sizes < 1):
+    sizes = check_array("working_sets_bytes", working_sets_bytes, ndim=(0, 1)).reshape(-1)
+    check_count("n_accesses", n_accesses, max_value=MAX_ELEMENTS // max(1, sizes.size),
+                why="the sweep simulates n_accesses per working set")
+    if sizes.size == 0 or np.any(sizes < 1) or np.any(sizes > MAX_INT):
         raise ValueError("working_sets_bytes must be a non-empty list of sizes >= 1 byte")
     rates = np.empty(sizes.size)
     for k, ws in enumerate(sizes.astype(np.int64)):
@@ -546,7 +553,7 @@ def pipeline_timeline(n_tiles, t_copy_s, t_compute_s, buffers=2) -> PipelineTime
     buffer is free (the compute of tile i - buffers has finished); compute i starts when copy i
     and compute i-1 are done. One buffer serialises copy and compute; two or more overlap them.
     """
-    n = check_int("n_tiles", n_tiles, min_value=1)
+    n = check_count("n_tiles", n_tiles, max_value=100_000, why="the timeline is computed tile by tile")
     tc = check_number("t_copy_s", t_copy_s, min_value=0)
     tk = check_number("t_compute_s", t_compute_s, min_value=0)
     b = check_int("buffers", buffers, min_value=1)
@@ -562,7 +569,7 @@ def pipeline_timeline(n_tiles, t_copy_s, t_compute_s, buffers=2) -> PipelineTime
 
 def pipelined_time_s(n_tiles, t_copy_s, t_compute_s, buffers=2) -> float:
     """Closed form: one buffer, n (t_copy + t_compute); two or more, t_copy + t_compute + (n-1) max(t_copy, t_compute)."""
-    n = check_int("n_tiles", n_tiles, min_value=1)
+    n = check_count("n_tiles", n_tiles, max_value=100_000, why="the timeline is computed tile by tile")
     tc = check_number("t_copy_s", t_copy_s, min_value=0)
     tk = check_number("t_compute_s", t_compute_s, min_value=0)
     b = check_int("buffers", buffers, min_value=1)

@@ -336,6 +336,10 @@ def simulate_pipeline(stages, micro_batches, schedule="1f1b", t_forward=1.0, t_b
     """
     p = check_int("stages", stages, min_value=1)
     m = check_int("micro_batches", micro_batches, min_value=1)
+    if p * m > 20_000:
+        raise ValueError(f"stages x micro_batches must be <= 20000 (each of the 2 x stages x "
+                         f"micro_batches steps is simulated in Python; more takes seconds), "
+                         f"got {p} x {m} = {p * m}")
     schedule = check_choice("schedule", schedule, ("gpipe", "1f1b"))
     tf = check_number("t_forward", t_forward, min_value=0, allow_min=False)
     tb = check_number("t_backward", t_backward, min_value=0, allow_min=False)

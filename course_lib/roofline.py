@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_array, check_int, check_number
+from ._validate import check_array, check_bool, check_int, check_number
 from .hardware import Accelerator, bytes_per_element, get_accelerator
 
 __all__ = [
@@ -84,6 +84,7 @@ def matmul_bytes(m, k, n, bytes_per_element=2, batch=1, shared_weights=False) ->
     m, k, n = _dims(m, k, n)
     b = check_number("bytes_per_element", bytes_per_element, min_value=0, allow_min=False)
     batch = check_int("batch", batch, min_value=1)
+    shared_weights = check_bool("shared_weights", shared_weights)
     weights = k * n if shared_weights else k * n * batch
     return b * (batch * (m * k + m * n) + weights)
 
@@ -118,6 +119,13 @@ class Kernel:
     name: str
     flops: float
     bytes_moved: float
+
+    def __post_init__(self):
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a string, got {type(self.name).__name__} {self.name!r}")
+        object.__setattr__(self, "flops", check_number("flops", self.flops, min_value=0))
+        object.__setattr__(self, "bytes_moved", check_number("bytes_moved", self.bytes_moved,
+                                                             min_value=0, allow_min=False))
 
     @property
     def intensity_flops_per_byte(self) -> float:

@@ -42,7 +42,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ._validate import check_array, check_int
+from ._validate import check_array, check_choice, check_int
+
+#: Byte addresses stay below 2**48 (256 TiB), the virtual address space of a GPU.
+MAX_ADDRESS = 2 ** 48
+
+
+def _check_last_address(last: int, formula: str) -> None:
+    if last >= MAX_ADDRESS:
+        raise ValueError(f"the warp's last address, {formula} = {last:.3g} bytes, must stay below "
+                         f"2**48 (256 TiB, a GPU's virtual address space); use smaller arguments")
 
 __all__ = [
     "Let", "If", "While",
@@ -100,6 +109,7 @@ class While:
     def __post_init__(self):
         if not callable(self.cond):
             raise TypeError("While cond must be callable: cond(vars) -> bool array")
+        check_int("max_iterations", self.max_iterations, min_value=1, max_value=10_000_000)
 
 
 @dataclass(frozen=True)
@@ -441,8 +451,7 @@ def run_simt(kernel, n_threads, inputs=None, warp_size=32, trace_warp=0, schedul
         raise TypeError("kernel must be a list of Let, If and While statements")
     n = check_int("n_threads", n_threads, min_value=1, max_value=50_000_000)
     ws = check_int("warp_size", warp_size, min_value=1, max_value=1024)
-    if schedule not in ("stack", "interleaved"):
-        raise ValueError(f"schedule must be 'stack' or 'interleaved', got {schedule!r}")
+    schedule = check_choice("schedule", schedule, ("stack", "interleaved"))
     n_warps = -(-n // ws)
     if trace_warp is not None:
         trace_warp = check_int("trace_warp", trace_warp, min_value=0, max_value=n_warps - 1)
@@ -509,6 +518,9 @@ def coalescing(addresses, bytes_per_access=4, active=None) -> Coalescing:
         raise ValueError("addresses must hold at least one address")
     if np.any(addr < 0) or np.any(addr != np.round(addr)):
         raise ValueError("addresses must be whole byte addresses >= 0")
+    if np.any(addr >= MAX_ADDRESS):
+        raise ValueError(f"addresses must be below 2**48 (256 TiB, a GPU's virtual address space), "
+                         f"got {addr.max():.3g}")
     size = check_int("bytes_per_access", bytes_per_access, min_value=1, max_value=128)
     addr = addr.astype(np.int64)
     if active is not None:
@@ -545,6 +557,8 @@ def strided_addresses(stride_elements=1, element_bytes=4, offset_bytes=0, warp_s
     offset = check_int("offset_bytes", offset_bytes, min_value=0)
     ws = check_int("warp_size", warp_size, min_value=1, max_value=1024)
     base = check_int("base_bytes", base_bytes, min_value=0)
+    _check_last_address(base + offset + (ws - 1) * stride * size,
+                        "base_bytes + offset_bytes + (warp_size - 1) * stride_elements * element_bytes")
     return base + offset + np.arange(ws, dtype=np.int64) * stride * size
 
 
@@ -554,6 +568,8 @@ def aos_addresses(struct_bytes, field_offset_bytes, warp_size=32, base_bytes=0) 
     fo = check_int("field_offset_bytes", field_offset_bytes, min_value=0, max_value=sb - 1)
     ws = check_int("warp_size", warp_size, min_value=1, max_value=1024)
     base = check_int("base_bytes", base_bytes, min_value=0)
+    _check_last_address(base + (ws - 1) * sb + fo,
+                        "base_bytes + (warp_size - 1) * struct_bytes + field_offset_bytes")
     return base + np.arange(ws, dtype=np.int64) * sb + fo
 
 
@@ -564,4 +580,6 @@ def soa_addresses(field_index, field_bytes=4, n_elements=1 << 20, warp_size=32, 
     n = check_int("n_elements", n_elements, min_value=1)
     ws = check_int("warp_size", warp_size, min_value=1, max_value=1024)
     base = check_int("base_bytes", base_bytes, min_value=0)
+    _check_last_address(base + f * n * fb + (ws - 1) * fb,
+                        "base_bytes + field_index * n_elements * field_bytes + (warp_size - 1) * field_bytes")
     return base + f * n * fb + np.arange(ws, dtype=np.int64) * fb

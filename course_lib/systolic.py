@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_int
+from ._validate import check_int, check_sequence
 from .tiling import tiled_matmul_traffic
 
 #: Side of the TPU v1 matrix unit: 256 x 256 = 65,536 MACs (Jouppi et al., ISCA 2017, section 2).
@@ -208,7 +208,8 @@ def reuse_comparison(m, k, n, sizes=(8, 16, 32, 64, 128, 256)) -> dict:
     m = check_int("m", m, min_value=1)
     k = check_int("k", k, min_value=1)
     n = check_int("n", n, min_value=1)
-    sizes = np.array([check_int("size", s, min_value=1) for s in sizes], dtype=int)
+    sizes = np.array([check_int("sizes[i]", s, min_value=1, max_value=1 << 20)
+                      for s in check_sequence("sizes", sizes, min_len=0, max_len=1000)], dtype=int)
     if sizes.size == 0:
         raise ValueError("sizes must hold at least one array or tile size")
     macs = m * k * n

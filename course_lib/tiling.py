@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ._validate import check_array, check_bool, check_choice, check_int, check_number
+from ._validate import check_array, check_bool, check_choice, check_int, check_number, check_sequence
 from .hardware import bytes_per_element as _bytes_per_element
 from .hardware import get_accelerator
 
@@ -259,12 +259,19 @@ class TrafficSweep:
 def traffic_sweep(m, k, n, tiles, bytes_per_element=2, simulate=(), tile_k=32,
                   limit: int | None = None, current_tile: int | None = None) -> TrafficSweep:
     """Traffic for each square tile in ``tiles`` by formula, and by walking for those in ``simulate``."""
-    tiles_arr = np.asarray([check_int("tiles[i]", t, min_value=1) for t in tiles], dtype=np.int64)
+    tiles_arr = np.asarray([check_int("tiles[i]", t, min_value=1)
+                            for t in check_sequence("tiles", tiles, max_len=10_000)], dtype=np.int64)
     if tiles_arr.size == 0:
         raise ValueError("tiles must hold at least one tile size")
     predicted = np.array([tiled_matmul_traffic(m, k, n, int(t), bytes_per_element=bytes_per_element).bytes_moved
                           for t in tiles_arr])
-    sim_tiles = np.asarray([check_int("simulate[i]", t, min_value=1) for t in simulate], dtype=np.int64)
+    sim_tiles = np.asarray([check_int("simulate[i]", t, min_value=1)
+                            for t in check_sequence("simulate", simulate, min_len=0, max_len=16)],
+                           dtype=np.int64)
+    if limit is not None:
+        limit = check_int("limit", limit, min_value=1)
+    if current_tile is not None:
+        current_tile = check_int("current_tile", current_tile, min_value=1)
     sim_bytes = np.array([simulate_tiled_matmul(m, k, n, int(t), tile_k=tile_k,
                                                 bytes_per_element=bytes_per_element).traffic.bytes_moved
                           for t in sim_tiles])
@@ -477,6 +484,8 @@ def matmul_indexing_bug(a, b, tile=32, tile_k=16) -> np.ndarray:
     When n > m the columns past m are never computed and keep whatever the buffer held (zeros).
     """
     a, b = _matmul_inputs(a, b)
+    tile = check_int("tile", tile, min_value=1)
+    tile_k = check_int("tile_k", tile_k, min_value=1)
     m, k = a.shape
     n = b.shape[1]
     out_dtype = np.result_type(a, b)
@@ -498,6 +507,8 @@ def matmul_precision_bug(a, b, tile=32, tile_k=16) -> np.ndarray:
     Sums of small integers (an all-ones test) are exact in FP16 up to 2048, so a weak test passes.
     """
     a, b = _matmul_inputs(a, b)
+    tile = check_int("tile", tile, min_value=1)
+    tile_k = check_int("tile_k", tile_k, min_value=1)
     m, k = a.shape
     n = b.shape[1]
     out_dtype = np.result_type(a, b)
@@ -513,10 +524,20 @@ def matmul_precision_bug(a, b, tile=32, tile_k=16) -> np.ndarray:
     return c
 
 
+def _float_dtype(dtype) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as exc:
+        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float16, got {dtype!r}") from exc
+    if dt.kind != "f":
+        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float16, got {dt}")
+    return dt
+
+
 def weak_matmul_cases(size=64, dtype=np.float16) -> list[tuple[np.ndarray, np.ndarray]]:
     """The test people write first: square, a power of two, all ones. Catches almost nothing."""
-    size = check_int("size", size, min_value=1)
-    ones = np.ones((size, size), dtype=dtype)
+    size = check_int("size", size, min_value=1, max_value=4096, why="the test matrices are size x size")
+    ones = np.ones((size, size), dtype=_float_dtype(dtype))
     return [(ones, ones.copy())]
 
 
@@ -529,9 +550,11 @@ def strong_matmul_cases(rng, count=4, max_dim=200, max_k=2000, dtype=np.float16)
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    count = check_int("count", count, min_value=2)
-    max_dim = check_int("max_dim", max_dim, min_value=20)
-    max_k = check_int("max_k", max_k, min_value=max_dim + 10)
+    count = check_int("count", count, min_value=2, max_value=64, why="each case is checked by a Python loop")
+    max_dim = check_int("max_dim", max_dim, min_value=20, max_value=1024, why="larger cases take seconds each")
+    max_k = check_int("max_k", max_k, min_value=max_dim + 10, max_value=16384,
+                      why="larger cases take seconds each")
+    dtype = _float_dtype(dtype)
     cases = []
     for i in range(count):
         while True:
@@ -565,7 +588,12 @@ def check_matmul_kernel(kernel, cases, tolerance=None) -> KernelCheck:
     """
     if not callable(kernel):
         raise TypeError(f"kernel must be callable as kernel(a, b), got {type(kernel).__name__}")
+    if not isinstance(cases, (list, tuple)):
+        raise TypeError(f"cases must be a list of (a, b) pairs, as weak_matmul_cases() returns, "
+                        f"got {type(cases).__name__}")
     cases = list(cases)
+    if any(not isinstance(c, (list, tuple)) or len(c) != 2 for c in cases):
+        raise TypeError("cases must be a list of (a, b) pairs, as weak_matmul_cases() returns")
     if not cases:
         raise ValueError("cases must hold at least one (a, b) pair")
     worst, where = -1.0, ()

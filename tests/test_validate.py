@@ -44,3 +44,38 @@ def test_lookup_by_name_is_forgiving_and_suggests():
         lookup_by_name("model", "llama 3.1 7b", table, ["Llama 3.1 8B"], "x", "models")
     with pytest.raises(TypeError, match="model must be a name"):
         lookup_by_name("model", 8, table, [], "x", "models")
+
+
+def test_sequences_instances_counts_and_flags():
+    from course_lib._validate import (MAX_INT, check_bool, check_count, check_instance, check_items,
+                                      check_sequence)
+    rng = np.random.default_rng(7)
+    n = int(rng.integers(2, 9))
+    assert check_sequence("ns", n) == [n]                       # a scalar for a sequence: accepted
+    assert check_sequence("ns", np.arange(n)) == list(range(n))
+    for bad, exc in [(None, TypeError), ("12", TypeError), ([], ValueError)]:
+        with pytest.raises(exc, match="ns"):
+            check_sequence("ns", bad)
+    with pytest.raises(TypeError, match="sequence"):
+        check_sequence("ns", n, scalar_ok=False)
+    with pytest.raises(ValueError, match="at most 3"):
+        check_sequence("ns", range(n + 3), max_len=3)
+    with pytest.raises(TypeError, match=r"x must be a float \(as returned by f\(\)\), got int"):
+        check_instance("x", 3, float, "f()")
+    assert check_items("xs", 1.5, float) == [1.5]
+    with pytest.raises(TypeError, match=r"xs\[1\] must be a float"):
+        check_items("xs", [1.5, 2], float)
+    with pytest.raises(ValueError, match="xs must hold at least 1"):
+        check_items("xs", [], float)
+    for bad in ("False", 1, 0, None):
+        with pytest.raises(TypeError, match="flag must be True or False"):
+            check_bool("flag", bad)
+    with pytest.raises(ValueError, match=r"count must be <= 100 \(too slow\), got 101"):
+        check_count("count", 101, max_value=100, why="too slow")
+    with pytest.raises(ValueError, match=r"n must lie within \+-2\*\*53, got 1e\+30"):
+        check_int("n", 1e30)
+    assert check_int("n", MAX_INT) == MAX_INT
+    with pytest.raises(TypeError, match="a must hold numbers"):
+        check_array("a", [True, False])
+    with pytest.raises(TypeError, match="a must be array-like"):
+        check_array("a", None)

@@ -313,6 +313,11 @@ def _distinct_per_group(group: np.ndarray, values: np.ndarray, n_groups: int) ->
     return np.bincount(group[first], minlength=n_groups).astype(np.int64)
 
 
+def _check_trace(trace) -> None:
+    if not isinstance(trace, Trace):
+        raise TypeError(f"trace must be a Trace from trace_launch, got {type(trace).__name__}")
+
+
 def profile_trace(trace: Trace, flops: float = 0.0) -> KernelProfile:
     """Per-warp counts of a trace (see the module docstring). ``flops`` is the FLOP the launch
     must do, from the reference (a trace records data movement, not arithmetic)."""
@@ -578,6 +583,7 @@ def warp_lane_timeline(trace: Trace, warp: int = 0):
     will execute it has reached it (so a branch's two paths run one after the other and the warp
     reconverges after both); among those ready, the one most lanes wait on goes first.
     """
+    _check_trace(trace)
     w = check_int("warp", warp, min_value=0, max_value=trace.launch.n_warps - 1)
     tpb = trace.launch.threads_per_block
     block, local = divmod(w, trace.launch.warps_per_block)
@@ -727,8 +733,11 @@ class WarpAccess:
 def warp_access(trace: Trace, line: int, warp: int = 0, array: str | None = None) -> WarpAccess:
     """The addresses warp ``warp`` used on source line ``line`` (first execution, first access,
     or the first access to ``array``). A clear error when that warp made no access there."""
+    _check_trace(trace)
     line = check_int("line", line, min_value=1)
     warp = check_int("warp", warp, min_value=0, max_value=trace.launch.n_warps - 1)
+    if array is not None and not isinstance(array, str):
+        raise TypeError(f"array must be an array's name (a string) or None, got {type(array).__name__}")
     event = trace.line_start[trace.acc_tid] + np.maximum(trace.acc_event, 0)
     lines_of_acc = trace.line_no[event] if trace.acc_tid.size else np.zeros(0, np.int64)
     sel = (lines_of_acc == line) & (_warp_ids(trace, trace.acc_tid) == warp)
@@ -739,7 +748,7 @@ def warp_access(trace: Trace, line: int, warp: int = 0, array: str | None = None
     if hits.size == 0:
         used = sorted({int(x) for x in lines_of_acc[_warp_ids(trace, trace.acc_tid) == warp]})
         raise ValueError(f"warp {warp} made no memory access on line {line}"
-                         + (f" to {array!r}" if array else "") + f"; its accesses are on lines {used}")
+                         + (f" to array {array!r}" if array else "") + f"; its accesses are on lines {used}")
     first = hits[0]
     aid, kind = trace.acc_array[first], trace.acc_kind[first]
     tpb = trace.launch.threads_per_block

@@ -512,6 +512,9 @@ def predict_task(run: TaskRun, accelerator="H100 SXM", sizes=None) -> Prediction
     tpb = prof.launch.threads_per_block
     if sizes is None:
         return predict_time(prof.flops, prof.bytes_moved, accelerator, "fp32", tpb, prof.shared_bytes_per_block)
+    if not (sizes == "large" if isinstance(sizes, str) else isinstance(sizes, dict)):
+        raise TypeError(f"sizes must be None, 'large' or a dict of sizes such as {dict(run.sizes)!r}, "
+                        f"got {sizes!r}")
     target = run.sizes | (task.large if sizes == "large" else sizes)
     ratio = prof.bytes_moved / task.model_bytes(run.sizes)
     return predict_time(task.flops(target), task.model_bytes(target) * ratio, accelerator, "fp32",

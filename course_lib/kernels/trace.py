@@ -120,6 +120,10 @@ class Launch:
     grid: tuple
     block: tuple
 
+    def __post_init__(self):
+        object.__setattr__(self, "grid", dim3("grid", self.grid))
+        object.__setattr__(self, "block", dim3("block", self.block))
+
     @property
     def threads_per_block(self) -> int:
         return int(np.prod(self.block))
@@ -625,6 +629,10 @@ def trace_launch(kernel, grid, block, *args, names=None, max_steps=MAX_STEPS,
     if len(args) != len(params):
         raise TypeError(f"{fn.__name__} takes {len(params)} argument(s) ({', '.join(params)}), "
                         f"got {len(args)}")
+    if names is not None and (not isinstance(names, (list, tuple)) or len(names) != len(params)
+                              or not all(isinstance(n, str) for n in names)):
+        raise TypeError(f"names must be None or {len(params)} strings, one per argument of "
+                        f"{fn.__name__}, got {names!r}")
     arg_names = list(names) if names is not None else params
 
     if not _LOCK.acquire(blocking=False):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import _check_mapping, _check_result, new_axes
 from ..attention import MemorySweep, TrafficSweep
 
 __all__ = ["plot_attention_traffic", "plot_attention_memory", "plot_online_softmax"]
@@ -12,6 +12,7 @@ __all__ = ["plot_attention_traffic", "plot_attention_memory", "plot_online_softm
 
 def plot_attention_traffic(sweep: TrafficSweep, ax=None, title: str | None = None):
     """HBM bytes of one head's forward pass against N: naive, FlashAttention, the paper's Algorithm 1."""
+    sweep = _check_result("sweep", sweep, "attention.TrafficSweep", "attention_traffic_sweep()")
     fig, ax = new_axes(ax)
     b = sweep.bytes_per_element
     ax.loglog(sweep.n, sweep.naive_elements * b / 1e6, "-", color="#d62728", lw=2, label="naive: 4N² + 4Nd")
@@ -35,6 +36,7 @@ def plot_attention_traffic(sweep: TrafficSweep, ax=None, title: str | None = Non
 
 def plot_attention_memory(sweep: MemorySweep, ax=None, title: str | None = None):
     """Extra memory against N (log-log): the N x N scores against FlashAttention's blocks."""
+    sweep = _check_result("sweep", sweep, "attention.MemorySweep", "memory_sweep()")
     fig, ax = new_axes(ax)
     ax.loglog(sweep.n, sweep.naive_bytes, "-", color="#d62728", lw=2, label="naive: N² scores")
     ax.loglog(sweep.n, sweep.flash_bytes, "-", color="#1f77b4", lw=2,
@@ -59,6 +61,7 @@ def plot_online_softmax(trace, ax=None):
     ``trace`` is a dict with arrays ``keys_seen``, ``running_max``, ``estimate`` and the
     float ``exact``.
     """
+    trace = _check_mapping("trace", trace, "arrays keys_seen, running_max, estimate and the float exact")
     fig, ax = new_axes(ax, figsize=(7, 3.2))
     ax.step(trace["keys_seen"], trace["estimate"], where="post", color="#1f77b4", lw=2,
             label="o / l after each key block")

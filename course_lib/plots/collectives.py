@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes, plural
+from . import _check_result, new_axes, plural
+from .._validate import check_number
 from ..collectives import Link, RingTrace
 
 __all__ = ["plot_link_times", "plot_ring_traffic"]
@@ -14,6 +15,8 @@ _TIER_COLOUR = {"hbm": "#2ca02c", "nvlink": "#1f77b4", "pcie": "#ff7f0e", "netwo
 
 def plot_link_times(links: list[Link], nbytes: float, ax=None, title: str | None = None):
     """Horizontal bars: seconds to move ``nbytes`` once over each link (alpha + S/beta), log scale."""
+    links = _check_result("links", links, "collectives.Link", "interconnect_hierarchy()", many=True)
+    check_number("nbytes", nbytes, min_value=0, allow_min=False)
     if not links:
         raise ValueError("links must hold at least one Link")
     fig, ax = new_axes(ax)
@@ -33,6 +36,7 @@ def plot_link_times(links: list[Link], nbytes: float, ax=None, title: str | None
 
 def plot_ring_traffic(trace: RingTrace, predicted_bytes=None, ax=None, title: str = ""):
     """Bars: bytes the simulation sent over each link r -> r+1; dots: the formula's prediction."""
+    trace = _check_result("trace", trace, "collectives.RingTrace", "simulate_ring_all_reduce()")
     if not isinstance(trace, RingTrace):
         raise TypeError(f"trace must be a RingTrace, got {type(trace).__name__}")
     fig, ax = new_axes(ax)

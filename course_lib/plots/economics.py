@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes, place_labels, readable_log_ticks
+from . import _check_mapping, _check_result, new_axes, place_labels, readable_log_ticks
+from .._validate import check_number
 from ..economics import BatchingRun, KVAllocation, ServingCurve, TrainingMemory
 
 __all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory",
            "plot_kv_waste", "plot_batching"]
+
+
+def _capacity(capacity_bytes) -> None:
+    if capacity_bytes is not None:
+        check_number("capacity_bytes", capacity_bytes, min_value=0, allow_min=False)
+
 
 _BOUND_COLOUR = {"memory": "#1f77b4", "compute": "#d62728"}
 
@@ -19,8 +26,7 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
 
     Blue points are memory-bound, red compute-bound; hollow grey points do not fit in memory.
     """
-    if not isinstance(curve, ServingCurve):
-        raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
+    curve = _check_result("curve", curve, "economics.ServingCurve", "serving_curve()")
     fig, ax = new_axes(ax)
     lat, thr = curve.ms_per_token, curve.tokens_per_s
     ax.plot(lat, thr, color="0.7", lw=1, zorder=1)
@@ -48,8 +54,7 @@ def plot_serving_curve(curve: ServingCurve, ax=None, title: str | None = None):
 
 def plot_decode_times(curve: ServingCurve, ax=None, title: str | None = None):
     """Memory time and compute time of a decode step against batch size; the step takes the larger."""
-    if not isinstance(curve, ServingCurve):
-        raise TypeError(f"curve must be a ServingCurve, got {type(curve).__name__}")
+    curve = _check_result("curve", curve, "economics.ServingCurve", "serving_curve()")
     fig, ax = new_axes(ax)
     b = curve.batch
     ax.loglog(b, 1e3 * curve.t_memory_s, "-", color=_BOUND_COLOUR["memory"], label="memory time")
@@ -75,6 +80,8 @@ def plot_decode_times(curve: ServingCurve, ax=None, title: str | None = None):
 
 def plot_kv_cache(contexts, cache_bytes: dict, capacity_bytes: float | None = None, ax=None, title: str = ""):
     """KV cache bytes per sequence against context length, one line per label in ``cache_bytes``."""
+    cache_bytes = _check_mapping("cache_bytes", cache_bytes, "label: bytes at each context")
+    _capacity(capacity_bytes)
     x = np.asarray(contexts, dtype=float)
     if not cache_bytes:
         raise ValueError("cache_bytes must map at least one label to an array of bytes")
@@ -100,6 +107,8 @@ def plot_kv_cache(contexts, cache_bytes: dict, capacity_bytes: float | None = No
 
 def plot_training_memory(breakdowns: dict, capacity_bytes: float | None = None, ax=None, title: str = ""):
     """Stacked bars of weights, gradients and optimizer state per device, one bar per label."""
+    breakdowns = _check_mapping("breakdowns", breakdowns, "label: TrainingMemory")
+    _capacity(capacity_bytes)
     if not breakdowns or not all(isinstance(v, TrainingMemory) for v in breakdowns.values()):
         raise TypeError("breakdowns must map labels to TrainingMemory results")
     fig, ax = new_axes(ax)

@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from . import new_axes, place_labels
+from . import _check_mapping, _check_result, new_axes, place_labels
+from .._validate import check_array, check_bool, check_sequence
 from ..formats import (AccumulationResult, Encoding, LayerErrors, LossScaleSweep, QuantResult,
                        ScalingRun, SpacingCurve, get_format)
 
@@ -45,6 +46,7 @@ def plot_bit_layout(encodings: list[Encoding], ax=None, title: str | None = None
     Drawn as one image and one text per row (text dominates the drawing time), so the widget
     redraws quickly.
     """
+    encodings = _check_result("encodings", encodings, "formats.Encoding", "encode()", many=True, min_len=0)
     from matplotlib.colors import to_rgb
     from matplotlib.patches import Patch
     if isinstance(encodings, Encoding):
@@ -87,6 +89,8 @@ def plot_spacing(curves: list[SpacingCurve], ax=None, relative: bool = True):
     With ``relative`` the gap is divided by the magnitude: flat at 2^-M over the normal range,
     rising in the subnormal range on the left.
     """
+    curves = _check_result("curves", curves, "formats.SpacingCurve", "spacing_curves()", many=True)
+    relative = check_bool("relative", relative)
     if not curves:
         raise ValueError("curves must hold at least one SpacingCurve")
     fig, ax = new_axes(ax)
@@ -108,6 +112,8 @@ def plot_spacing(curves: list[SpacingCurve], ax=None, relative: bool = True):
 
 def plot_gradient_histogram(values, names=("fp16", "bf16"), ax=None):
     """Histogram of log2|g| with each format's smallest subnormal and normal marked."""
+    values = check_array("values", values, ndim=1)
+    names = check_sequence("names", names, max_len=16)
     g = np.abs(np.asarray(values, dtype=float))
     g = g[g > 0]
     if g.size == 0:
@@ -130,6 +136,7 @@ def plot_gradient_histogram(values, names=("fp16", "bf16"), ax=None):
 
 def plot_loss_scale(sweeps: list[LossScaleSweep], ax=None):
     """Fraction of values flushed to zero (solid) and overflowed (dashed) against log2(scale)."""
+    sweeps = _check_result("sweeps", sweeps, "formats.LossScaleSweep", "loss_scale_sweep()", many=True)
     if isinstance(sweeps, LossScaleSweep):
         sweeps = [sweeps]
     if not sweeps:
@@ -150,6 +157,7 @@ def plot_loss_scale(sweeps: list[LossScaleSweep], ax=None):
 
 def plot_accumulation(results: list[AccumulationResult], ax=None):
     """Running sums kept in each accumulator format against the exact running sum."""
+    results = _check_result("results", results, "formats.AccumulationResult", "accumulate()", many=True)
     if isinstance(results, AccumulationResult):
         results = [results]
     if not results:
@@ -169,6 +177,7 @@ def plot_accumulation(results: list[AccumulationResult], ax=None):
 
 def plot_quantization_errors(results: list[QuantResult], ax=None):
     """Relative RMS error of each (format, granularity) as grouped bars, log scale."""
+    results = _check_result("results", results, "formats.QuantResult", "quantize()", many=True)
     if not results:
         raise ValueError("results must hold at least one QuantResult")
     fig, ax = new_axes(ax)
@@ -203,6 +212,7 @@ def plot_tensor_rates(rates: dict, ax=None):
 
     ``rates`` maps an accelerator name to ``course_lib.formats.tensor_rates(name)``.
     """
+    rates = _check_mapping("rates", rates, "accelerator: tensor_rates(accelerator)")
     if not isinstance(rates, dict) or not rates:
         raise ValueError("rates must be a non-empty dict {accelerator: tensor_rates(...)}")
     from matplotlib.ticker import FuncFormatter, NullFormatter

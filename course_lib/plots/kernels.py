@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes, plural
+from . import _check_result, new_axes, plural
 
 __all__ = ["plot_warp_lanes", "plot_warp_access", "plot_design_times"]
 
 
 def plot_warp_lanes(trace, warp: int = 0, ax=None, title: str | None = None):
     """Lesson 02's picture for a real kernel: which lanes of one warp ran each issued line."""
+    trace = _check_result("trace", trace, "kernels.trace.Trace", "trace_launch()")
     from ..kernels.profile import warp_lane_timeline
     lines, mask = warp_lane_timeline(trace, warp)
     fig, ax = new_axes(ax, figsize=(7.5, 3.4))
@@ -33,6 +34,7 @@ def plot_warp_access(trace, line: int, warp: int = 0, array: str | None = None, 
                      title: str | None = None):
     """Global access: each lane's bytes and the 32-byte sectors moved (lesson 02's picture).
     Shared access: each lane's bank, with the most-loaded bank marked (lesson 03's rule)."""
+    trace = _check_result("trace", trace, "kernels.trace.Trace", "trace_launch()")
     from ..kernels.profile import warp_access
     from ..memory import BANK_BYTES, N_BANKS, conflict_degree
     from ..simt import coalescing
@@ -79,6 +81,9 @@ def _duration(seconds: float) -> str:
 
 def plot_design_times(points, selected: str | None = None, ax=None, title: str | None = None):
     """Predicted time of each kernel design (log scale), the selected one highlighted."""
+    points = _check_result("points", points, "kernels.design.DesignPoint", "design_sweep()", many=True)
+    if selected is not None and not isinstance(selected, str):
+        raise TypeError(f"selected must be a design name or None, got {type(selected).__name__}")
     fig, ax = new_axes(ax, figsize=(7.5, 3.6))
     if len(fig.axes) == 1:
         fig.subplots_adjust(left=0.25, right=0.97)      # room for the design names

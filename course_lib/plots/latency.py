@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes, place_labels, plural
+from . import _check_result, new_axes, place_labels, plural
 
 __all__ = ["plot_latency_hiding", "plot_occupancy", "plot_call_overhead"]
 
 
 def plot_latency_hiding(sweep, ax=None, title: str | None = None):
     """Simulated issue utilisation against resident warps, over the analytic Little's-law curve."""
+    sweep = _check_result("sweep", sweep, "latency.LatencySweep", "simulate_latency_hiding()")
     fig, ax = new_axes(ax)
     n = sweep.n_warps
     ax.plot(n, sweep.analytic, color="k", lw=1.5, label="Little's law: min(1, N C / (S (C+L)))")
@@ -31,6 +32,9 @@ def plot_latency_hiding(sweep, ax=None, title: str | None = None):
 def plot_occupancy(result, curve=None, ax=None):
     """Blocks per SM each resource allows (bars), the binding one highlighted; with ``curve``
     ``(registers, occupancy)`` a second panel draws the register staircase."""
+    result = _check_result("result", result, "latency.Occupancy", "occupancy()")
+    if curve is not None and not (isinstance(curve, tuple) and len(curve) == 2):
+        raise TypeError("curve must be None or the (registers, occupancy) pair occupancy_curve() returns")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullLocator
     if ax is None:
@@ -78,6 +82,7 @@ def plot_occupancy(result, curve=None, ax=None):
 
 def plot_call_overhead(measurement, ax=None):
     """Achieved rate n / t(n) against elements per call, with Hockney's fit and n_half marked."""
+    measurement = _check_result("measurement", measurement, "measure_latency.CallOverhead", "measure_call_overhead()")
     fig, ax = new_axes(ax)
     n = measurement.sizes
     ax.loglog(n, measurement.rate_elements_per_s, "o", color="#d62728", ms=4, label="measured")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from . import new_axes, place_labels, plural, readable_log_ticks
+from . import _check_result, new_axes, place_labels, plural, readable_log_ticks
+from .._validate import check_array, check_number
 from ..memory import HitRateCurve, MemoryLevel, MemoryWall, PipelineTimeline
 
 __all__ = [
@@ -16,6 +19,14 @@ __all__ = [
     "plot_bank_conflicts",
     "plot_pipeline",
 ]
+
+
+def _cache_sizes(cache_sizes) -> None:
+    if cache_sizes is not None and (not isinstance(cache_sizes, dict) or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) and v > 0 for v in cache_sizes.values())):
+        raise TypeError(f"cache_sizes must be None or a dict of level: bytes, as cpu_cache_sizes() returns, "
+                        f"got {cache_sizes!r:.60}")
+
 
 _KIND_STYLE = {"catalog": dict(color="#1f77b4"), "derived": dict(color="#2ca02c", hatch="//"),
                "bounds": dict(color="#ff7f0e")}
@@ -34,6 +45,7 @@ def plot_hierarchy(levels: tuple[MemoryLevel, ...], ax=None, title: str = ""):
     Datasheet values are plain bars, derived ones hatched, L2's unpublished bandwidth a range bar.
     With ``ax`` given, only the bandwidth panel is drawn on it.
     """
+    levels = _check_result("levels", levels, "memory.MemoryLevel", "memory_hierarchy()", many=True)
     import matplotlib.pyplot as plt
     if not levels:
         raise ValueError("levels must hold at least one MemoryLevel")
@@ -80,6 +92,7 @@ def plot_hierarchy(levels: tuple[MemoryLevel, ...], ax=None, title: str = ""):
 
 def plot_hit_rates(curves: list[HitRateCurve], ax=None, title: str | None = None):
     """Hit rate against working-set size (log x), one line per access pattern; the capacity marked."""
+    curves = _check_result("curves", curves, "memory.HitRateCurve", "hit_rate_sweep()", many=True)
     if not curves:
         raise ValueError("curves must hold at least one HitRateCurve")
     fig, ax = new_axes(ax)
@@ -109,6 +122,8 @@ def _cache_marks(ax, cache_sizes):
 
 def plot_bandwidth_ladder(ladder, cache_sizes: dict | None = None, ax=None, title: str = "your CPU"):
     """Measured read bandwidth against working set (log-log), with the OS-reported cache sizes dashed."""
+    ladder = _check_result("ladder", ladder, "measure_memory.BandwidthLadder", "measure_bandwidth_ladder()")
+    _cache_sizes(cache_sizes)
     fig, ax = new_axes(ax)
     ax.loglog(ladder.working_set_bytes, ladder.bandwidth_bytes_per_s / 1e9, "o-", color="#1f77b4")
     _cache_marks(ax, cache_sizes)
@@ -121,6 +136,8 @@ def plot_bandwidth_ladder(ladder, cache_sizes: dict | None = None, ax=None, titl
 
 def plot_latency_ladder(ladder, cache_sizes: dict | None = None, ax=None, title: str = "your CPU"):
     """Measured time per dependent access against working set (log x)."""
+    ladder = _check_result("ladder", ladder, "measure_memory.LatencyLadder", "measure_latency_ladder()")
+    _cache_sizes(cache_sizes)
     fig, ax = new_axes(ax)
     ax.semilogx(ladder.working_set_bytes, ladder.ns_per_step, "o-", color="#d62728")
     _cache_marks(ax, cache_sizes)
@@ -132,6 +149,12 @@ def plot_latency_ladder(ladder, cache_sizes: dict | None = None, ax=None, title:
 
 def plot_bank_conflicts(strides, degrees, padded_degrees=None, ax=None, title: str = ""):
     """Conflict degree (passes per warp request) against stride in 4-byte words; optional padded line."""
+    strides = check_array("strides", strides, ndim=1)
+    degrees = check_array("degrees", degrees, ndim=1)
+    if strides.size == 0 or strides.size != degrees.size:
+        raise ValueError(f"strides and degrees must be non-empty and of one length, got {strides.size} and {degrees.size}")
+    if padded_degrees is not None and check_array("padded_degrees", padded_degrees, ndim=1).size != strides.size:
+        raise ValueError("padded_degrees must have one entry per stride")
     fig, ax = new_axes(ax)
     ax.bar(np.asarray(strides) - 0.2, degrees, width=0.4, color="#d62728", label="unpadded")
     if padded_degrees is not None:
@@ -145,6 +168,7 @@ def plot_bank_conflicts(strides, degrees, padded_degrees=None, ax=None, title: s
 
 def plot_pipeline(timeline: PipelineTimeline, ax=None, title: str | None = None):
     """Gantt chart: one row of copies, one of computes, each tile a bar labelled with its index."""
+    timeline = _check_result("timeline", timeline, "memory.PipelineTimeline", "pipeline_timeline()")
     fig, ax = new_axes(ax, figsize=(7.5, 2.6))
     scale, unit = (1e6, "us") if timeline.total_s < 1e-3 else (1e3, "ms")
     for i in range(timeline.n_tiles):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import new_axes
+from . import _check_result, new_axes
 from ..parallelism import PipelineRun, StepEstimate
 
 __all__ = ["plot_pipeline", "plot_step_estimate"]
@@ -15,6 +15,7 @@ _TIME_COLOUR = {"compute": "#2ca02c", "pipeline bubble": "#bbbbbb", "tensor comm
 
 def plot_pipeline(run: PipelineRun, ax=None, title: str = ""):
     """Gantt chart: one row per stage, forward passes light, backward dark, micro-batch numbered."""
+    run = _check_result("run", run, "parallelism.PipelineRun", "simulate_pipeline()")
     if not isinstance(run, PipelineRun):
         raise TypeError(f"run must be a PipelineRun, got {type(run).__name__}")
     fig, ax = new_axes(ax, figsize=(7.5, 0.5 * run.stages + 1.4))
@@ -33,6 +34,7 @@ def plot_pipeline(run: PipelineRun, ax=None, title: str = ""):
 
 def plot_step_estimate(est: StepEstimate, axes=None):
     """Two panels: per-GPU memory against the chip's capacity, and the step time by cause."""
+    est = _check_result("est", est, "parallelism.StepEstimate", "estimate_training_step()")
     if not isinstance(est, StepEstimate):
         raise TypeError(f"est must be a StepEstimate, got {type(est).__name__}")
     if axes is None:

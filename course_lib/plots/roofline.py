@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes, place_labels, powers_as_math
+from . import _check_result, new_axes, place_labels, powers_as_math
+from .._validate import check_number
 from ..roofline import (PROFILE_LATENCY_FRACTION, PROFILE_WELL_USED_FRACTION, Ceiling, KernelPoint,
                         ProfileReading)
 
@@ -24,6 +25,7 @@ def plot_roofline(points: list[KernelPoint], ax=None, title: str | None = None):
 
     All points must share one accelerator and precision. Returns the Figure.
     """
+    points = _check_result("points", points, "roofline.KernelPoint", "place_kernel()", many=True)
     if not points:
         raise ValueError("points must hold at least one KernelPoint")
     first = points[0]
@@ -52,6 +54,9 @@ def plot_roofline(points: list[KernelPoint], ax=None, title: str | None = None):
 def plot_hierarchical_roofline(ceilings: list[Ceiling], peak_flops: float, points=(), ax=None,
                                title: str = ""):
     """One sloped roof per memory level under one flat compute roof; optional kernel points."""
+    ceilings = _check_result("ceilings", ceilings, "roofline.Ceiling", "hierarchical_ceilings()", many=True)
+    check_number("peak_flops", peak_flops, min_value=0, allow_min=False)
+    points = _check_result("points", points, "roofline.KernelPoint", "place_kernel()", many=True, min_len=0)
     if not ceilings:
         raise ValueError("ceilings must hold at least one Ceiling")
     fig, ax = new_axes(ax)
@@ -78,6 +83,8 @@ def plot_measured_roofline(machine, kernels, ax=None, title: str = "your machine
     ``machine`` has ``peak_flops`` and ``bandwidth_bytes_per_s``; each kernel result has
     ``name``, ``intensity_flops_per_byte``, ``measured_flops`` and ``predicted_flops``.
     """
+    machine = _check_result("machine", machine, "measure.MachineRoofline", "measure_machine()")
+    kernels = _check_result("kernels", kernels, "measure.KernelMeasurement", "measure_kernels()", many=True, min_len=0)
     fig, ax = new_axes(ax)
     ridge = machine.peak_flops / machine.bandwidth_bytes_per_s
     xs = [k.intensity_flops_per_byte for k in kernels] + [ridge]

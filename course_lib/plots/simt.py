@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes, plural
+from . import _check_mapping, _check_result, new_axes, plural
 from ..simt import LINE_BYTES, SECTOR_BYTES
 
 __all__ = ["plot_lane_timeline", "plot_efficiency_bars", "plot_coalescing"]
@@ -12,6 +12,7 @@ __all__ = ["plot_lane_timeline", "plot_efficiency_bars", "plot_coalescing"]
 
 def plot_lane_timeline(result, ax=None, title: str | None = None):
     """Which lanes of the traced warp were active at each issued instruction (dark = active)."""
+    result = _check_result("result", result, "simt.SimtResult", "run_simt()")
     fig, ax = new_axes(ax, figsize=(7.5, 3.4))
     trace = result.trace
     if trace.size == 0:
@@ -32,6 +33,7 @@ def plot_lane_timeline(result, ax=None, title: str | None = None):
 
 def plot_efficiency_bars(cases: dict, ax=None, title: str = "SIMT efficiency and issued instructions"):
     """One bar per named SimtResult: SIMT efficiency, annotated with instructions per warp."""
+    cases = _check_mapping("cases", cases, "label: SimtResult from run_simt()")
     fig, ax = new_axes(ax)
     names = list(cases)
     eff = [cases[n].simt_efficiency for n in names]
@@ -49,6 +51,7 @@ def plot_efficiency_bars(cases: dict, ax=None, title: str = "SIMT efficiency and
 
 def plot_coalescing(result, ax=None, title: str | None = None):
     """Each lane's bytes on an address axis, with the 32-byte sectors it touched shaded."""
+    result = _check_result("result", result, "simt.Coalescing", "coalescing()")
     fig, ax = new_axes(ax, figsize=(7.5, 3.4))
     addr = result.addresses
     lo = (result.sectors.min() * SECTOR_BYTES) // LINE_BYTES * LINE_BYTES

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from . import new_axes, powers_as_math, readable_log_ticks
+from . import _check_mapping, new_axes, powers_as_math, readable_log_ticks
 
 __all__ = ["plot_reuse"]
 
 
 def plot_reuse(comparison: dict, ax=None, title: str = ""):
     """MACs per operand load against array side / tile side (``systolic.reuse_comparison``)."""
+    comparison = _check_mapping("comparison", comparison, "entries as reuse_comparison() returns")
     for key in ("sizes", "systolic", "gpu_tile"):
         if key not in comparison:
             raise ValueError(f"comparison must have the key {key!r} (from reuse_comparison)")

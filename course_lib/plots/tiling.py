@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes, readable_log_ticks
+from . import _check_result, new_axes, readable_log_ticks
 from ..tiling import FusionResult, TrafficSweep
 
 __all__ = ["plot_tile_traffic", "plot_reuse_hierarchy", "plot_fusion", "plot_load_counts",
@@ -13,6 +13,7 @@ __all__ = ["plot_tile_traffic", "plot_reuse_hierarchy", "plot_fusion", "plot_loa
 
 def plot_tile_traffic(sweep: TrafficSweep, ax=None, title: str | None = None):
     """HBM bytes against square tile size: the formula as a line, the tile walk as dots."""
+    sweep = _check_result("sweep", sweep, "tiling.TrafficSweep", "traffic_sweep()")
     fig, ax = new_axes(ax)
     ax.loglog(sweep.tiles, sweep.predicted_bytes / 1e6, "-", color="#1f77b4", lw=2, label="formula")
     if len(sweep.simulated_tiles):
@@ -35,6 +36,7 @@ def plot_tile_traffic(sweep: TrafficSweep, ax=None, title: str | None = None):
 
 def plot_load_counts(walk, ax=None):
     """How often each element of A was fetched from HBM in a tile walk (a heat map)."""
+    walk = _check_result("walk", walk, "tiling.TileWalk", "simulate_tiled_matmul()")
     fig, ax = new_axes(ax, figsize=(5, 3.6))
     image = ax.imshow(walk.a_loads, aspect="auto", cmap="viridis", interpolation="nearest")
     fig.colorbar(image, ax=ax, label="loads from HBM")
@@ -48,6 +50,7 @@ def plot_load_counts(walk, ax=None):
 
 def plot_reuse_hierarchy(levels, ax=None):
     """FLOP per operand element loaded at each level, a horizontal log bar chart."""
+    levels = _check_result("levels", levels, "tiling.ReuseLevel", "tiling_hierarchy()", many=True)
     fig, ax = new_axes(ax, figsize=(7.5, 2.8))
     names = [lvl.level for lvl in levels][::-1]
     values = [lvl.flops_per_element for lvl in levels][::-1]
@@ -63,6 +66,7 @@ def plot_reuse_hierarchy(levels, ax=None):
 
 def plot_fusion(result: FusionResult, ax=None):
     """Bytes moved and time at bandwidth, unfused against fused."""
+    result = _check_result("result", result, "tiling.FusionResult", "fusion_traffic()")
     fig, ax = new_axes(ax, figsize=(6, 3))
     labels = [f"unfused ({result.kernels_unfused} kernels)", f"fused ({result.kernels_fused} kernel)"]
     gb = [result.bytes_unfused / 1e9, result.bytes_fused / 1e9]
@@ -83,6 +87,10 @@ def plot_traffic_overview(result):
     ``result`` is a pair ``(TrafficSweep from course_lib.tiling, TrafficSweep from
     course_lib.attention)``.
     """
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise TypeError("result must be a pair (traffic_sweep(...), attention_traffic_sweep(...))")
+    _check_result("result[0]", result[0], "tiling.TrafficSweep", "traffic_sweep()")
+    _check_result("result[1]", result[1], "attention.TrafficSweep", "attention_traffic_sweep()")
     from .attention import plot_attention_traffic
     import matplotlib.pyplot as plt
     matmul_sweep, attention_sweep = result

@@ -10,6 +10,10 @@ __all__ = ["serving_explorer", "explore_serving"]
 def explore_serving(model: str, accelerator: str, precision: str, batch: int, context_tokens: int,
                     n_devices: int = 1, price_usd_per_device_hour: float | None = None):
     """Compute step of the explorer: the serving curve with the chosen batch highlighted."""
+    from .._validate import check_int, check_number
+    batch = check_int("batch", batch, min_value=1, max_value=2 ** 20)
+    if price_usd_per_device_hour is not None:
+        check_number("price_usd_per_device_hour", price_usd_per_device_hour, min_value=0)
     from ..economics import EXAMPLE_PRICE_USD_PER_DEVICE_HOUR, serving_curve
     batches = sorted({2 ** k for k in range(0, 11)} | {int(batch)})
     curve = serving_curve(model, accelerator, context_tokens, precision, batches, n_devices, highlight=batch)
@@ -36,6 +40,9 @@ def _describe(result) -> str:
 def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", precision: str = "bf16",
                      batch: int = 16, context_tokens: int = 1024) -> FigureExplorer:
     """A widget: move model, accelerator, precision, batch and context; see latency vs throughput."""
+    from .._validate import check_int
+    batch = check_int("batch", batch, min_value=1, max_value=2 ** 20)
+    context_tokens = check_int("context_tokens", context_tokens, min_value=1, max_value=2 ** 24)
     import ipywidgets as widgets
     from ..economics import PRECISION_SCHEMES, get_model, list_models
     from ..hardware import get_accelerator, list_accelerators

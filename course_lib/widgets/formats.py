@@ -15,6 +15,8 @@ def explore_number(value, saturate: bool = False):
     ``value`` is a number or the text of one ('0.1', '-3e-5', 'inf'). A format that cannot hold
     the value at all (NaN in FP4 or an integer format) is left out.
     """
+    from .._validate import check_bool
+    saturate = check_bool("saturate", saturate)
     from ..formats import FORMAT_NAMES, encode
     if isinstance(value, str):
         text = value.strip().replace("_", "")

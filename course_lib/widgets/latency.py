@@ -13,6 +13,9 @@ __all__ = ["explore_latency_hiding", "latency_hiding_explorer", "explore_occupan
 def explore_latency_hiding(compute_cycles: int, latency_cycles: int, schedulers: int, jitter: float,
                            max_warps: int, seed: int = 0):
     """Compute step: one simulated sweep over 1..max_warps resident warps."""
+    from .._validate import check_int
+    max_warps = check_int("max_warps", max_warps, min_value=1, max_value=1024)
+    seed = check_int("seed", seed, min_value=0)
     from ..latency import simulate_latency_hiding
     rng = np.random.default_rng(seed)
     return simulate_latency_hiding(np.arange(1, max_warps + 1), compute_cycles, latency_cycles,
@@ -47,6 +50,8 @@ def latency_hiding_explorer() -> FigureExplorer:
 def explore_occupancy(accelerator: str, threads_per_block: int, registers_per_thread: int,
                       shared_mem_kib: float):
     """Compute step: the occupancy result and its register staircase."""
+    from .._validate import check_number
+    shared_mem_kib = check_number("shared_mem_kib", shared_mem_kib, min_value=0, max_value=1024)
     from ..latency import occupancy, occupancy_curve
     smem = int(round(shared_mem_kib * 1024))
     result = occupancy(threads_per_block, registers_per_thread, smem, accelerator)

@@ -9,6 +9,9 @@ __all__ = ["explore_cache", "cache_explorer", "explore_pipeline", "pipeline_expl
 
 def explore_cache(capacity_kib: int, line_bytes: int, ways: int, stride_elements: int, tile_kib: int):
     """Compute step: hit-rate curves of the four patterns for one cache (6,000 accesses each, seeded)."""
+    from .._validate import check_int
+    capacity_kib = check_int("capacity_kib", capacity_kib, min_value=1, max_value=2 ** 20)
+    tile_kib = check_int("tile_kib", tile_kib, min_value=1, max_value=2 ** 20)
     import numpy as np
     from ..memory import PATTERNS, hit_rate_sweep
     capacity = capacity_kib * 1024
@@ -44,6 +47,9 @@ def cache_explorer() -> FigureExplorer:
 
 def explore_pipeline(n_tiles: int, t_copy_us: float, t_compute_us: float, buffers: int):
     """Compute step: the pipeline's event times for these tile counts and durations (microseconds in)."""
+    from .._validate import check_number
+    t_copy_us = check_number("t_copy_us", t_copy_us, min_value=0)
+    t_compute_us = check_number("t_compute_us", t_compute_us, min_value=0)
     from ..memory import pipeline_timeline
     return pipeline_timeline(n_tiles, t_copy_us * 1e-6, t_compute_us * 1e-6, buffers)
 

@@ -16,6 +16,10 @@ def explore_plan(accelerator: str, params_billion: float, n_gpus: int, tp: int, 
 
     Micro-batches are capped at the sequences each data-parallel replica gets per step.
     """
+    from .._validate import check_int, check_number
+    params_billion = check_number("params_billion", params_billion, min_value=0, allow_min=False, max_value=1e5)
+    micro_batches = check_int("micro_batches", micro_batches, min_value=1, max_value=100_000)
+    tokens_per_step = check_number("tokens_per_step", tokens_per_step, min_value=1, max_value=1e12)
     from ..parallelism import ParallelPlan, estimate_training_step, transformer_for_params
     model = transformer_for_params(params_billion * 1e9)
     plan = ParallelPlan(n_gpus, tp=tp, pp=pp, zero_stage=zero_stage, micro_batches=1,
@@ -42,6 +46,8 @@ def _describe(est) -> str:
 
 def parallelism_explorer(accelerator: str = "H100 SXM", params_billion: float = 70.0) -> FigureExplorer:
     """A widget: pick a chip, a model size, a GPU count and tp x pp, a ZeRO stage, recomputation."""
+    from .._validate import check_number
+    params_billion = check_number("params_billion", params_billion, min_value=0, allow_min=False, max_value=1e5)
     import ipywidgets as widgets
     from ..plots.parallelism import plot_step_estimate
 

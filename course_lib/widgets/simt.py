@@ -18,6 +18,10 @@ BRANCH_PATTERNS = {
 
 def branch_kernel(pattern: str, long_path: int = 6, short_path: int = 2):
     """A kernel whose threads take a long or a short path according to ``pattern``."""
+    from .._validate import check_choice, check_int
+    pattern = check_choice("pattern", pattern, BRANCH_PATTERNS)
+    long_path = check_int("long_path", long_path, min_value=0, max_value=1000)
+    short_path = check_int("short_path", short_path, min_value=0, max_value=1000)
     from ..simt import If, Let
     if pattern not in BRANCH_PATTERNS:
         raise ValueError(f"pattern must be one of {list(BRANCH_PATTERNS)}, got {pattern!r}")
@@ -30,6 +34,8 @@ def branch_kernel(pattern: str, long_path: int = 6, short_path: int = 2):
 
 def explore_simt(stride_elements: int, pattern: str, warp_size: int, n_threads: int = 4096):
     """Compute step: a SIMT run of the branch kernel and the coalescing of one strided load."""
+    from .._validate import check_choice
+    pattern = check_choice("pattern", pattern, BRANCH_PATTERNS)
     from ..simt import coalescing, run_simt, strided_addresses
     run = run_simt(branch_kernel(pattern), n_threads, warp_size=warp_size, trace_warp=1)
     mem = coalescing(strided_addresses(stride_elements, 4, warp_size=warp_size))

@@ -15,6 +15,9 @@ def explore_tiling(accelerator: str, tile: int, seq_len: int, block_size: int):
 
     Formulas only (no simulation), so one update costs a few milliseconds.
     """
+    from .._validate import check_int
+    tile = check_int("tile", tile, min_value=1)
+    seq_len = check_int("seq_len", seq_len, min_value=1)
     import numpy as np
     from ..attention import attention_traffic_sweep
     from ..tiling import tile_limit, traffic_sweep
