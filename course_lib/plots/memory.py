@@ -155,5 +155,6 @@ def plot_pipeline(timeline: PipelineTimeline, ax=None, title: str | None = None)
     ax.set_title(title if title is not None else
                  f"{timeline.buffers} buffer(s): total {timeline.total_s * scale:.3g} {unit}, "
                  f"compute busy {100 * timeline.compute_busy_fraction:.0f}%")
-    fig.tight_layout()
+    if ax is None:                      # a figure given to us keeps its layout
+        fig.tight_layout()
     return fig

@@ -35,6 +35,7 @@ def plot_step_estimate(est: StepEstimate, axes=None):
     """Two panels: per-GPU memory against the chip's capacity, and the step time by cause."""
     if not isinstance(est, StepEstimate):
         raise TypeError(f"est must be a StepEstimate, got {type(est).__name__}")
+    own_figure = axes is None
     if axes is None:
         import matplotlib.pyplot as plt
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), gridspec_kw={"width_ratios": [1, 2.2]})
@@ -69,5 +70,6 @@ def plot_step_estimate(est: StepEstimate, axes=None):
     p = est.plan
     ax_t.set_title(f"tp {p.tp} x pp {p.pp} x dp {p.dp}: {est.step_time_s:.2f} s, "
                    f"{est.tokens_per_s / 1e6:.2f} M tokens/s")
-    fig.tight_layout()
+    if own_figure:                      # a figure given to us keeps its layout
+        fig.tight_layout()
     return fig

@@ -11,27 +11,201 @@ and, for pages without a kernel (the course website), its initial figure and a o
 from __future__ import annotations
 
 import base64
-import io
+import math
 import time
 from typing import Callable
 
-__all__ = ["FigureExplorer"]
+__all__ = ["FigureExplorer", "fixed_figure", "pick", "plural", "powers_of_two", "render_png"]
 
 
 #: Shown, with the initial figure, where the widget cannot run (the course website, a static render).
 NOTE_TEXT = "interactive in JupyterLab (make lab), Binder or Colab; this is its initial figure"
 
-_DPI = 80     # sharp enough at 1:1, cheap enough to redraw in well under 100 ms
+#: CSS pixels per inch of figure: a 7.5-inch figure is shown 600 px wide.
+_DPI = 80
+#: Image pixels per CSS pixel: drawn at twice the size it is shown, so text stays sharp on a
+#: high-density (2x) screen. Measured by tools/bench.py: an update stays under 50 ms with it.
+_PIXEL_RATIO = 2
+#: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
+_PNG_COMPRESS_LEVEL = 1
 
 
-def _drop_log_minor_ticks(fig) -> None:
-    """Minor ticks on log axes cost about half of a redraw; the explorer shows major ticks only."""
-    from matplotlib.ticker import NullLocator
+def _png(rgba) -> bytes:
+    """An RGB PNG of an ``(h, w, 4)`` uint8 array: no row filters, zlib level 1.
+
+    Pillow tries filters on every row: 2-3 times slower for a figure (flat colours compress well
+    unfiltered), and at twice the pixels the encoding would be a third of an update.
+    """
+    import struct
+    import zlib
+
+    import numpy as np
+
+    h, w = rgba.shape[:2]
+    rows = np.empty((h, 1 + 3 * w), np.uint8)
+    rows[:, 0] = 0                                  # filter type 0 (none) for each row
+    rows[:, 1:] = rgba[:, :, :3].reshape(h, 3 * w)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows.tobytes(), _PNG_COMPRESS_LEVEL)) + chunk(b"IEND", b""))
+
+
+def _canvas_class():
+    """An Agg canvas whose renderer draws each plain-text string from a cached bitmap.
+
+    Matplotlib 3.11 lays out and rasterises every glyph in Python on every draw: about 5 ms a
+    label, most of an explorer's redraw. An explorer redraws the same tick labels and titles
+    again and again, so its canvas rasterises a string once (FreeType's whole-string path, as
+    matplotlib did up to 3.10) and reuses the bitmap. Mathtext, and anything the fast path does
+    not support, is drawn by matplotlib as usual; the first failure switches the cache off.
+    """
+    global _CANVAS
+    if _CANVAS is not None:
+        return _CANVAS
+    import math
+    from collections import OrderedDict
+
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+
+    class _CachedTextRenderer(RendererAgg):
+        _cache: OrderedDict = OrderedDict()
+        _limit = 4096               # strings kept (a few KiB each): bounded memory
+        enabled = True
+
+        def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+            if ismath or not _CachedTextRenderer.enabled:
+                return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+            try:
+                font = self._prepare_font(prop)
+                key = (font.fname, prop.get_size_in_points(), self.dpi, s, bool(gc.get_antialiased()))
+                hit = self._cache.get(key)
+                if hit is None:
+                    font.set_text(s, 0, flags=get_hinting_flag())
+                    font.draw_glyphs_to_bitmap(antialiased=key[-1])
+                    xo, yo = font.get_bitmap_offset()
+                    hit = (np.array(font.get_image()), xo / 64, yo / 64, font.get_descent() / 64)
+                    self._cache[key] = hit
+                    if len(self._cache) > self._limit:
+                        self._cache.popitem(last=False)
+                image, xo, yo, descent = hit
+                xd, yd = descent * math.sin(math.radians(angle)), descent * math.cos(math.radians(angle))
+                self._renderer.draw_text_image(image, round(x + xo + xd), round(y + yo + yd) + 1, angle, gc)
+            except Exception:       # another matplotlib: its own path from now on
+                _CachedTextRenderer.enabled = False
+                super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    renderers: OrderedDict = OrderedDict()
+
+    class _ExplorerCanvas(FigureCanvasAgg):
+        """One renderer per pixel size, shared by every explorer figure of that size: matplotlib
+        caches text extents per renderer, so a fresh figure measures its labels only once."""
+
+        def get_renderer(self):
+            key = (*self.get_width_height(physical=True), self.figure.dpi)
+            if key not in renderers:
+                renderers[key] = _CachedTextRenderer(*key)
+                if len(renderers) > 8:
+                    renderers.popitem(last=False)
+            self.renderer = renderers[key]
+            return self.renderer
+
+    _CANVAS = _ExplorerCanvas
+    return _CANVAS
+
+
+_CANVAS = None
+
+
+def _plain_number(value: float, _pos=None) -> str:
+    """A log-axis tick label without mathtext: 0.01, 0.5, 20, 500, 2k, 30M, 1T."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{prefix}"
+    return f"{value:.3g}"
+
+
+def _readable_log_axes(fig) -> None:
+    """Log axes in an explorer: major ticks only (minor ones cost about half of a redraw), labelled
+    in plain text (mathtext is slow to draw), and at least two labels however narrow the range."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() == "log":
-                axis.set_minor_locator(NullLocator())
+        for axis, lim in ((ax.xaxis, ax.get_xlim), (ax.yaxis, ax.get_ylim)):
+            if axis.get_scale() != "log":
+                continue
+            lo, hi = sorted(lim())
+            decades = math.log10(hi / lo) if lo > 0 else 99
+            subs = (1.0,) if decades >= 2.5 else (1.0, 2.0, 5.0) if decades >= 0.8 else \
+                (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+            axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+            axis.set_major_formatter(FuncFormatter(_plain_number))
+            axis.set_minor_locator(NullLocator())
+
+
+def render_png(draw: Callable, result) -> tuple[bytes, tuple[int, int]]:
+    """``draw(result)``'s Figure as PNG bytes drawn at ``_PIXEL_RATIO`` x, and its size in CSS pixels.
+
+    A fixed layout and no ``bbox_inches="tight"`` (which draws the figure twice); the figure is
+    drawn once on the explorer canvas and its pixels encoded at a low zlib level.
+    """
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    dpi = _DPI * _PIXEL_RATIO
+    # A fixed title height spares matplotlib measuring every tick label to place titles.
+    with matplotlib.rc_context({"figure.dpi": dpi, "axes.titley": 1.0}):
+        fig = draw(result)
+        try:
+            fig.set_dpi(dpi)
+            _readable_log_axes(fig)
+            canvas = _canvas_class()(fig)
+            canvas.draw()
+            png = _png(np.asarray(canvas.buffer_rgba()))
+            w, h = canvas.get_width_height(physical=True)
+        finally:
+            plt.close(fig)
+    return png, (round(w / _PIXEL_RATIO), round(h / _PIXEL_RATIO))
+
+
+def plural(n, word: str, many: str | None = None) -> str:
+    """``1 warp``, ``2 warps``, ``1,024 blocks``: a count with its noun in the right number."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def powers_of_two(lo: int, hi: int, also=()) -> list[int]:
+    """Slider options ``lo, 2 lo, ..., hi`` (powers of two), with any ``also`` values merged in:
+    a range over orders of magnitude, each step the same ratio."""
+    options = {2 ** k for k in range(max(0, int(lo).bit_length() - 1), int(hi).bit_length()) if lo <= 2 ** k <= hi}
+    return sorted(options | {int(v) for v in also})
+
+
+def pick(name: str, value, options, lookup=None):
+    """The option a widget should hold for ``value``: ``lookup(value)`` (the library's own name
+    lookup, forgiving case and spelling) when given, then checked against ``options``."""
+    canonical = lookup(value) if lookup is not None else value
+    if canonical not in list(options):
+        raise ValueError(f"{name} must be one of {list(options)} in this explorer, got {value!r}")
+    return canonical
+
+
+def fixed_figure(figsize, ncols: int = 1, width_ratios=None, **margins):
+    """A figure of ``ncols`` axes in one row with fixed margins (``subplots_adjust`` keywords).
+
+    For an explorer's draw step: ``tight_layout`` measures every label on each update (tens of
+    ms); an explorer's layout does not change between updates, so it is fixed once, here.
+    """
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, ncols, figsize=figsize,
+                             gridspec_kw={"width_ratios": width_ratios} if width_ratios else None)
+    fig.subplots_adjust(**margins)
+    return fig, axes
 
 
 class FigureExplorer:
@@ -46,8 +220,9 @@ class FigureExplorer:
         self._title = title
         self.result = None
         self.last_update_s = None
-        # The image is shown at the pixel size it was drawn at (scaling it blurs the text); the
-        # box around it keeps ``height_px`` so the page does not jump while a new figure renders.
+        # The image is drawn at twice the size it is shown (its width and height are set in CSS
+        # pixels), sharp on 2x screens; the box around it keeps ``height_px`` so the page does not
+        # jump while a new figure renders.
         self.image = widgets.Image(format="png")
         self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px"))
         self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
@@ -69,9 +244,6 @@ class FigureExplorer:
 
     def update(self) -> None:
         """Recompute and redraw; the figure is rendered to PNG bytes and then closed."""
-        import matplotlib
-        import matplotlib.pyplot as plt
-
         start = time.perf_counter()
         try:
             result = self.compute(**self.values())
@@ -79,17 +251,7 @@ class FigureExplorer:
             self.text.value = f"<span style='color:#b00'>{exc}</span>"
             return
         self.result = result
-        # A fixed layout and no bbox_inches="tight" (which draws the figure twice) keep an
-        # update near the 100 ms budget.
-        # A fixed title height spares matplotlib measuring every tick label to place titles.
-        with matplotlib.rc_context({"figure.dpi": _DPI, "axes.titley": 1.0}):
-            fig = self.draw(result)
-            _drop_log_minor_ticks(fig)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=_DPI)
-            width_px, height_px = (fig.get_size_inches() * _DPI).round().astype(int)
-            plt.close(fig)
-        self.image.value = buf.getvalue()
+        self.image.value, (width_px, height_px) = render_png(self.draw, result)
         self.image.width, self.image.height = str(width_px), str(height_px)
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
