@@ -148,11 +148,54 @@ def _readable_log_axes(fig) -> None:
             axis.set_minor_locator(NullLocator())
 
 
-def render_png(draw: Callable, result) -> tuple[bytes, tuple[int, int]]:
-    """``draw(result)``'s Figure as PNG bytes drawn at ``_PIXEL_RATIO`` x, and its size in CSS pixels.
+def _clear_plot(ax) -> None:
+    """Take back what a plot_* function drew on ``ax``, keeping the axes, its spines and its tick
+    objects (building those is most of the cost of a new figure): the data artists and the legend
+    go, the data limits, autoscaling, inversion, scales and colour cycle return to a new axes'
+    state. tests/test_widgets_controls.py checks the images against freshly built figures."""
+    from matplotlib.transforms import Bbox
 
-    A fixed layout and no ``bbox_inches="tight"`` (which draws the figure twice); the figure is
-    drawn once on the explorer canvas and its pixels encoded at a low zlib level.
+    for artist in [*ax.lines, *ax.patches, *ax.texts, *ax.collections, *ax.images, *ax.artists,
+                   *ax.tables]:
+        artist.remove()
+    del ax.containers[:]                 # bar containers: the legend would list them again
+    if ax.legend_ is not None:
+        ax.legend_.remove()
+    for loc in ("left", "center", "right"):
+        ax.set_title("", loc=loc)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    # Only a log axis goes back to linear: resetting a linear one would drop a categorical axis's
+    # locator (bar names) along with the defaults.
+    if ax.get_xscale() != "linear":
+        ax.set_xscale("linear")
+    if ax.get_yscale() != "linear":
+        ax.set_yscale("linear")
+    ax.xaxis.set_inverted(False)
+    ax.yaxis.set_inverted(False)
+    ax.dataLim.set_points(Bbox.null().get_points())
+    ax.ignore_existing_data_limits = True
+    ax.set_autoscale_on(True)
+    ax.set_prop_cycle(None)              # colours start again at C0
+
+
+def _draw_accepts_ax(draw: Callable) -> bool:
+    import inspect
+    try:
+        return "ax" in inspect.signature(draw).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def render_png(draw: Callable, result, figure=None):
+    """``draw(result)``'s Figure as PNG bytes drawn at ``_PIXEL_RATIO`` x; returns the bytes, the
+    size in CSS pixels and the figure.
+
+    With ``figure`` (one this function returned before, for the same ``draw``), its axes are
+    cleared and drawn again with ``draw(result, ax=...)`` (one axes, or a tuple of them) instead of
+    building a new figure. A fixed layout and no ``bbox_inches="tight"`` (which draws the figure
+    twice); the figure is drawn once on the explorer canvas and its pixels encoded at zlib level 1.
+    The figure is never left in pyplot's list (an inline backend would show it again).
     """
     import matplotlib
     import matplotlib.pyplot as plt
@@ -161,17 +204,24 @@ def render_png(draw: Callable, result) -> tuple[bytes, tuple[int, int]]:
     dpi = _DPI * _PIXEL_RATIO
     # A fixed title height spares matplotlib measuring every tick label to place titles.
     with matplotlib.rc_context({"figure.dpi": dpi, "axes.titley": 1.0}):
-        fig = draw(result)
-        try:
-            fig.set_dpi(dpi)
-            _readable_log_axes(fig)
-            canvas = _canvas_class()(fig)
-            canvas.draw()
-            png = _png(np.asarray(canvas.buffer_rgba()))
-            w, h = canvas.get_width_height(physical=True)
-        finally:
+        if figure is not None:
+            axes = list(figure.axes)
+            for ax in axes:
+                _clear_plot(ax)
+            fig = draw(result, ax=axes[0] if len(axes) == 1 else tuple(axes))
+            if fig is not figure:
+                raise RuntimeError("draw(result, ax=...) must draw on the axes it is given")
+        else:
+            fig = draw(result)
             plt.close(fig)
-    return png, (round(w / _PIXEL_RATIO), round(h / _PIXEL_RATIO))
+            fig.set_dpi(dpi)
+            _canvas_class()(fig)
+        _readable_log_axes(fig)
+        canvas = fig.canvas
+        canvas.draw()
+        png = _png(np.asarray(canvas.buffer_rgba()))
+        w, h = canvas.get_width_height(physical=True)
+    return png, (round(w / _PIXEL_RATIO), round(h / _PIXEL_RATIO)), fig
 
 
 def plural(n, word: str, many: str | None = None) -> str:
@@ -219,7 +269,10 @@ class FigureExplorer:
         self.describe = describe
         self._title = title
         self.result = None
-        self.last_update_s = None
+        self.last_update_s = self.last_update_cpu_s = None
+        # A draw step that takes ``ax`` redraws on the same figure at each update (see render_png).
+        self._reuse_figure = _draw_accepts_ax(draw)
+        self._figure = None
         # The image is drawn at twice the size it is shown (its width and height are set in CSS
         # pixels), sharp on 2x screens; the box around it keeps ``height_px`` so the page does not
         # jump while a new figure renders.
@@ -243,18 +296,24 @@ class FigureExplorer:
         self.update()
 
     def update(self) -> None:
-        """Recompute and redraw; the figure is rendered to PNG bytes and then closed."""
-        start = time.perf_counter()
+        """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG."""
+        start, start_cpu = time.perf_counter(), time.process_time()
         try:
             result = self.compute(**self.values())
         except (ValueError, TypeError) as exc:
             self.text.value = f"<span style='color:#b00'>{exc}</span>"
             return
         self.result = result
-        self.image.value, (width_px, height_px) = render_png(self.draw, result)
+        try:
+            self.image.value, (width_px, height_px), figure = render_png(self.draw, result, self._figure)
+        except Exception:
+            self._figure = None             # half drawn: the next update starts a new figure
+            raise
+        self._figure = figure if self._reuse_figure else None
         self.image.width, self.image.height = str(width_px), str(height_px)
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
+        self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         """One output: the live widget, and for renderers without a kernel its figure and a note.

@@ -90,5 +90,8 @@ def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", p
             slider.value = current if current in options else options[-1]
 
     controls["model"].observe(on_model, names="value")
-    return FigureExplorer(controls, explore_serving, lambda r: plot_serving_curve(r[0]),
+    def draw(result, ax=None):
+        return plot_serving_curve(result[0], ax=ax)
+
+    return FigureExplorer(controls, explore_serving, draw,
                           describe=_describe, title="Serving explorer: latency against throughput")

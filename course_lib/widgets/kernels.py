@@ -25,10 +25,10 @@ def _describe(pair) -> str:
             f"predicted <b>{pr.t_s * 1e6:,.3g} us</b> ({pr.bound}-bound)")
 
 
-def _draw(pair):
+def _draw(pair, ax=None):
     from ..plots.kernels import plot_design_times
     p, points = pair
-    return plot_design_times(points, selected=p.design,
+    return plot_design_times(points, selected=p.design, ax=ax,
                              title=f"{p.size} x {p.size} float32 on the {p.prediction.accelerator}, "
                                    f"{p.tile} x {p.tile} blocks")
 

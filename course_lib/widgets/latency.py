@@ -91,7 +91,8 @@ def occupancy_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
                           describe=_describe_occupancy, title="Occupancy calculator")
 
 
-def _draw_occupancy(pair):
+def _draw_occupancy(pair, ax=None):
     from ..plots.latency import plot_occupancy
-    fig, axes = fixed_figure((10, 3.8), 2, left=0.135, right=0.985, bottom=0.155, top=0.91, wspace=0.17)
-    return plot_occupancy(pair[0], pair[1], ax=tuple(axes))
+    if ax is None:
+        _, ax = fixed_figure((10, 3.8), 2, left=0.135, right=0.985, bottom=0.155, top=0.91, wspace=0.17)
+    return plot_occupancy(pair[0], pair[1], ax=tuple(ax))

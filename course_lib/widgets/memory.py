@@ -70,7 +70,8 @@ def pipeline_explorer() -> FigureExplorer:
                           title="Double buffering")
 
 
-def _draw_pipeline(timeline):
+def _draw_pipeline(timeline, ax=None):
     from ..plots.memory import plot_pipeline
-    fig, ax = fixed_figure((7.5, 2.6), left=0.11, right=0.97, bottom=0.2, top=0.87)
+    if ax is None:
+        _, ax = fixed_figure((7.5, 2.6), left=0.11, right=0.97, bottom=0.2, top=0.87)
     return plot_pipeline(timeline, ax=ax)

@@ -40,11 +40,12 @@ def _describe(est) -> str:
             f"step <b>{est.step_time_s:,.2f} s</b>; traffic: {tiers}")
 
 
-def _draw(est):
+def _draw(est, ax=None):
     from ..plots.parallelism import plot_step_estimate
-    fig, axes = fixed_figure((9, 3.4), 2, width_ratios=[1, 2.2], left=0.08, right=0.96, bottom=0.17,
+    if ax is None:
+        _, ax = fixed_figure((9, 3.4), 2, width_ratios=[1, 2.2], left=0.08, right=0.96, bottom=0.17,
                              top=0.89, wspace=0.06)
-    return plot_step_estimate(est, axes=axes)
+    return plot_step_estimate(est, axes=tuple(ax))
 
 
 def parallelism_explorer(accelerator: str = "H100 SXM", params_billion: float = 70.0) -> FigureExplorer:

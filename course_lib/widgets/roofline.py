@@ -63,5 +63,8 @@ def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16") ->
         controls["precision"].value = current if current in options else options[0]
 
     controls["accelerator"].observe(on_accelerator, names="value")
-    return FigureExplorer(controls, explore_matmul, lambda pts: plot_roofline(pts),
+    def draw(points, ax=None):
+        return plot_roofline(points, ax=ax)
+
+    return FigureExplorer(controls, explore_matmul, draw,
                           describe=_describe, title="Roofline explorer")

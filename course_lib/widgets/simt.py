@@ -44,14 +44,16 @@ def _describe(pair) -> str:
             f"memory efficiency <b>{100 * mem.efficiency:.1f}%</b>")
 
 
-def _draw(pair):
+def _draw(pair, ax=None):
     from ..plots.simt import plot_coalescing, plot_lane_timeline
     run, mem = pair
-    fig, (a, b) = fixed_figure((11, 3.6), 2, left=0.056, right=0.986, bottom=0.2, top=0.9, wspace=0.13)
+    if ax is None:
+        _, ax = fixed_figure((11, 3.6), 2, left=0.056, right=0.986, bottom=0.2, top=0.9, wspace=0.13)
+    a, b = ax
     plot_lane_timeline(run, ax=a)
     plot_coalescing(mem, ax=b, title=f"one {run.warp_size}-lane load, "
                                      f"{100 * mem.efficiency:.0f}% of moved bytes used")
-    return fig
+    return a.figure
 
 
 def simt_explorer() -> FigureExplorer:

@@ -62,16 +62,18 @@ def _describe(result) -> str:
             f"per head: naive / flash = <b>{naive / flash:.1f}</b>")
 
 
-def _draw(result):
+def _draw(result, ax=None):
     from ..plots.attention import plot_attention_traffic
     from ..plots.tiling import plot_tile_traffic
     accelerator, matmul, attention = result
-    fig, (left, right) = fixed_figure((11, 4.2), 2, left=0.07, right=0.98, bottom=0.13, top=0.91, wspace=0.25)
+    if ax is None:
+        _, ax = fixed_figure((11, 4.2), 2, left=0.07, right=0.98, bottom=0.13, top=0.91, wspace=0.25)
+    left, right = ax
     seconds, bound = _matmul_time(accelerator, _tiled(matmul))
     plot_tile_traffic(matmul, ax=left, title=f"4096³ {matmul_precision(accelerator).upper()} matmul on the "
                                              f"{accelerator}: {seconds * 1e3:.2f} ms, {bound}-bound")
     plot_attention_traffic(attention, ax=right)
-    return fig
+    return left.figure
 
 
 def _tiled(matmul):
