@@ -1,6 +1,7 @@
 """Every explorer: each control changes the figure (no dead control), names are accepted as the
 library spells them, bad names and values get a clear error, and the text's counts agree in number."""
 
+import io
 import re
 
 import matplotlib
@@ -12,6 +13,7 @@ import pytest  # noqa: E402
 
 from course_lib.widgets import (economics, formats, kernels, latency, memory, parallelism,  # noqa: E402
                                 roofline, simt, tiling)
+from course_lib.widgets._base import render_png  # noqa: E402
 
 EXPLORERS = {
     "roofline": lambda: roofline.roofline_explorer(),
@@ -59,6 +61,16 @@ def test_every_control_changes_the_figure(name):
                 break
         assert changed, f"{name}: moving {label!r} changed nothing ({ex.text.value[:120]!r})"
         assert not BAD_PLURAL.search(ex.text.value), ex.text.value
+    # The explorer redraws on one figure: after every control moved, its image is the one a new
+    # figure gives for the same result (nothing left over from earlier updates).
+    fresh, size, _ = render_png(ex.draw, ex.result)
+    assert _pixels(ex.image.value) == _pixels(fresh) and size == (int(ex.image.width), int(ex.image.height))
+
+
+def _pixels(png: bytes):
+    from PIL import Image
+    image = Image.open(io.BytesIO(png))
+    return image.size, image.tobytes()
 
 
 def test_names_are_accepted_as_the_library_spells_them():
