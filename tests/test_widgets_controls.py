@@ -29,7 +29,8 @@ EXPLORERS = {
     "kernel": lambda: kernels.kernel_explorer(),
 }
 #: "1 warps", "1 blocks": a count of one with a plural noun.
-BAD_PLURAL = re.compile(r"(?<![\d.,])1 (warps|blocks|threads|sectors|lines|registers|schedulers|buffers|tiles)\b")
+BAD_PLURAL = re.compile(r"(?<![\d.,])1 (warps|blocks|threads|sectors|lines|registers|schedulers|buffers|"
+                        r"tiles)\b")
 
 
 def _candidates(control):
@@ -112,3 +113,20 @@ def test_tiling_accelerator_sets_the_peak_and_precision():
     ex = tiling.tiling_explorer("H100 SXM")
     ex.controls["accelerator"].value = "V100 SXM2"      # no BF16: its FP16 tensor cores
     assert tiling.matmul_precision("V100 SXM2") == "fp16" and "V100 SXM2 (FP16)" in ex.text.value
+
+
+@pytest.mark.parametrize("lo, hi", [(1.0, 1e6), (3.0, 40.0), (2.0, 4.0), (4.3, 4.8), (0.002, 0.0031)])
+def test_log_axes_show_at_least_two_plain_labels(lo, hi):
+    """However narrow a log axis's range, an explorer labels it at least twice, in plain text."""
+    import matplotlib.pyplot as plt
+    from course_lib.widgets._base import _readable_log_axes
+
+    fig, ax = plt.subplots()
+    ax.loglog([lo, hi], [hi, lo])
+    ax.set_xlim(lo, hi)
+    _readable_log_axes(fig)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()
+              and lo <= t.get_position()[0] <= hi]
+    plt.close(fig)
+    assert len(labels) >= 2 and not any("$" in text for text in labels), labels

@@ -134,7 +134,7 @@ def _plain_number(value: float, _pos=None) -> str:
 def _readable_log_axes(fig) -> None:
     """Log axes in an explorer: major ticks only (minor ones cost about half of a redraw), labelled
     in plain text (mathtext is slow to draw), and at least two labels however narrow the range."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
     for ax in fig.axes:
         for axis, lim in ((ax.xaxis, ax.get_xlim), (ax.yaxis, ax.get_ylim)):
@@ -142,9 +142,12 @@ def _readable_log_axes(fig) -> None:
                 continue
             lo, hi = sorted(lim())
             decades = math.log10(hi / lo) if lo > 0 else 99
-            subs = (1.0,) if decades >= 2.5 else (1.0, 2.0, 5.0) if decades >= 0.8 else \
-                (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
-            axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+            if decades >= 0.5:
+                subs = (1.0,) if decades >= 2.5 else (1.0, 2.0, 5.0) if decades >= 0.8 else \
+                    (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+                axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+            else:                       # under half a decade: evenly spaced round values
+                axis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]))
             axis.set_major_formatter(FuncFormatter(_plain_number))
             axis.set_minor_locator(NullLocator())
 
@@ -233,7 +236,7 @@ def plural(n, word: str, many: str | None = None) -> str:
 def powers_of_two(lo: int, hi: int, also=()) -> list[int]:
     """Slider options ``lo, 2 lo, ..., hi`` (powers of two), with any ``also`` values merged in:
     a range over orders of magnitude, each step the same ratio."""
-    options = {2 ** k for k in range(max(0, int(lo).bit_length() - 1), int(hi).bit_length()) if lo <= 2 ** k <= hi}
+    options = {2 ** k for k in range(int(hi).bit_length()) if lo <= 2 ** k <= hi}
     return sorted(options | {int(v) for v in also})
 
 

@@ -70,7 +70,8 @@ def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", p
     controls = {
         "model": widgets.Dropdown(options=list_models(), value=model, description="model"),
         "accelerator": widgets.Dropdown(options=accs, value=accelerator, description="accelerator"),
-        "precision": widgets.Dropdown(options=list(PRECISION_SCHEMES), value=precision, description="precision"),
+        "precision": widgets.Dropdown(options=list(PRECISION_SCHEMES), value=precision,
+                                      description="precision"),
         "batch": widgets.SelectionSlider(options=powers_of_two(1, 1024, [batch]), value=batch,
                                          description="batch", continuous_update=False),
         "context_tokens": widgets.SelectionSlider(options=sorted(set(_contexts(model)) | {context_tokens}),

@@ -77,8 +77,9 @@ def occupancy_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
                                                description="threads/block", continuous_update=False),
         "registers_per_thread": widgets.IntSlider(value=128, min=8, max=255, description="regs/thread",
                                                   continuous_update=False),
-        "shared_mem_kib": widgets.FloatSlider(value=0.0, min=0.0, max=acc.max_shared_mem_bytes_per_block / 1024,
-                                              step=1.0, description="shared KiB", continuous_update=False),
+        "shared_mem_kib": widgets.FloatSlider(value=0.0, min=0.0, step=1.0,
+                                              max=acc.max_shared_mem_bytes_per_block / 1024,
+                                              description="shared KiB", continuous_update=False),
     }
 
     def on_accelerator(change):
