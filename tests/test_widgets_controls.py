@@ -91,7 +91,7 @@ def test_names_are_accepted_as_the_library_spells_them():
     (lambda: economics.serving_explorer(precision="bf17"), "precision"),
     (lambda: economics.serving_explorer(accelerator="V100 SXM2"), "accelerator"),
     (lambda: economics.serving_explorer(context_tokens=0), "context_tokens"),
-    (lambda: economics.serving_explorer("Llama 2 7B", context_tokens=32768), "context_tokens"),
+    (lambda: economics.serving_explorer("Llama 2 7B", context_tokens=65536), "context_tokens"),
     (lambda: kernels.kernel_explorer("MI300X"), "accelerator"),
     (lambda: roofline.roofline_explorer("H100 SXM", "fp4"), "precision"),
 ])
@@ -100,11 +100,12 @@ def test_bad_names_and_values_are_clear_errors(call, word):
         call()
 
 
-def test_serving_context_follows_the_model_window():
+def test_serving_context_past_the_window_is_said_and_zero_refused():
     ex = economics.serving_explorer("Mistral 7B", context_tokens=32768)
-    ex.controls["model"].value = "Falcon 7B"            # a 2,048-token window
-    assert ex.controls["context_tokens"].value == 2048 and max(ex.controls["context_tokens"].options) == 2048
-    assert ex.result[0].context_tokens == 2048 and ex.result[0].model == "Falcon 7B"
+    assert "window" not in ex.text.value                 # Mistral 7B: a 32,768-token window
+    ex.controls["model"].value = "Falcon 7B"
+    assert "past Falcon 7B's 2,048-token window" in ex.text.value and ex.result[0].context_tokens == 32768
+    assert min(ex.controls["context_tokens"].options) == 128
     with pytest.raises(ValueError, match="context_tokens"):
         economics.explore_serving("Llama 3 8B", "H100 SXM", "bf16", 16, 0)
 

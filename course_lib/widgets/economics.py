@@ -24,7 +24,8 @@ def explore_serving(model: str, accelerator: str, precision: str, batch: int, co
 
 
 def _describe(result) -> str:
-    from ..economics import PRECISION_SCHEMES, cost_per_million_tokens_usd, decode_step, kv_cache_bytes
+    from ..economics import (PRECISION_SCHEMES, cost_per_million_tokens_usd, decode_step, get_model,
+                             kv_cache_bytes)
     curve, price = result
     b = curve.highlight
     step = decode_step(curve.model, curve.accelerator, b, curve.context_tokens, curve.precision, curve.n_devices)
@@ -32,17 +33,17 @@ def _describe(result) -> str:
     kv_gb = kv_cache_bytes(curve.model, curve.context_tokens, b, kv_prec) / 1e9
     usd = cost_per_million_tokens_usd(step.tokens_per_s, price, curve.n_devices)
     fit = ("fits" if step.fits else "<span style='color:#b00'>does NOT fit</span>")
+    window = get_model(curve.model).context_length_tokens
+    beyond = (f" (past {curve.model}'s {window:,}-token window)" if curve.context_tokens > window else "")
     cross = "never (cache bytes dominate)" if curve.crossover_batch == float("inf") else f"{curve.crossover_batch:,.0f}"
     return (f"batch {b}: step &ge; <b>{1e3 * step.t_step_s:,.2f} ms</b> ({step.bound}-bound), "
-            f"<b>{step.tokens_per_s:,.0f} tokens/s</b>, KV cache {kv_gb:,.1f} GB, weights+cache {fit} "
+            f"<b>{step.tokens_per_s:,.0f} tokens/s</b>, KV cache {kv_gb:,.1f} GB{beyond}, weights+cache {fit} "
             f"(max batch {curve.max_batch:,}); compute-bound from batch {cross}; "
             f"<b>${usd:,.3f} per million tokens</b> at an assumed ${price:.2f}/device-hour")
 
 
-def _contexts(model) -> list[int]:
-    """Context lengths offered for ``model``: powers of two from 128 tokens to its context window."""
-    from ..economics import get_model
-    return powers_of_two(128, get_model(model).context_length_tokens)
+#: Context lengths on the slider: powers of two, 128 tokens to 32k.
+CONTEXTS = tuple(powers_of_two(128, 32768))
 
 
 def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", precision: str = "bf16",
@@ -50,8 +51,8 @@ def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", p
     """A widget: move model, accelerator, precision, batch and context; see latency vs throughput.
 
     Names are spelled as the library accepts them ('llama-3-8b', 'h100 sxm', 'BF16'). Batch and
-    context move in powers of two (a batch or context given here is added to the slider); the
-    context stops at the model's context window.
+    context move in powers of two (a batch or context given here is added to the slider). A
+    context past the model's own window is computed, and the text says so.
     """
     import ipywidgets as widgets
     from .._validate import check_choice, check_int
@@ -65,8 +66,7 @@ def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", p
     accelerator = pick("accelerator", accelerator, accs, lambda a: get_accelerator(a).name)
     precision = check_choice("precision", precision, PRECISION_SCHEMES)
     batch = check_int("batch", batch, min_value=1, max_value=1024)
-    window = get_model(model).context_length_tokens
-    context_tokens = check_int("context_tokens", context_tokens, min_value=1, max_value=window)
+    context_tokens = check_int("context_tokens", context_tokens, min_value=1, max_value=max(CONTEXTS))
     controls = {
         "model": widgets.Dropdown(options=list_models(), value=model, description="model"),
         "accelerator": widgets.Dropdown(options=accs, value=accelerator, description="accelerator"),
@@ -74,23 +74,13 @@ def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", p
                                       description="precision"),
         "batch": widgets.SelectionSlider(options=powers_of_two(1, 1024, [batch]), value=batch,
                                          description="batch", continuous_update=False),
-        "context_tokens": widgets.SelectionSlider(options=sorted(set(_contexts(model)) | {context_tokens}),
+        "context_tokens": widgets.SelectionSlider(options=sorted(set(CONTEXTS) | {context_tokens}),
                                                   value=context_tokens, description="context",
                                                   continuous_update=False),
         "n_devices": widgets.SelectionSlider(options=[1, 2, 4, 8], value=1, description="devices",
                                              continuous_update=False),
     }
 
-    def on_model(change):
-        """The context slider follows the model's window; the context kept where it still fits."""
-        slider = controls["context_tokens"]
-        options = _contexts(change["new"])
-        current = slider.value
-        with slider.hold_trait_notifications():
-            slider.options = options
-            slider.value = current if current in options else options[-1]
-
-    controls["model"].observe(on_model, names="value")
     def draw(result, ax=None):
         return plot_serving_curve(result[0], ax=ax)
 
