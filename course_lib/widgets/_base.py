@@ -143,7 +143,7 @@ def _readable_log_axes(fig) -> None:
             lo, hi = sorted(lim())
             decades = math.log10(hi / lo) if lo > 0 else 99
             if decades >= 0.5:
-                subs = (1.0,) if decades >= 2.5 else (1.0, 2.0, 5.0) if decades >= 0.8 else \
+                subs = (1.0,) if decades >= 3 else (1.0, 2.0, 5.0) if decades >= 0.8 else \
                     (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
                 axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
             else:                       # under half a decade: evenly spaced round values
