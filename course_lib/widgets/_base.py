@@ -3,7 +3,9 @@
 ``FigureExplorer`` owns a fixed-height output area and a row of controls. On every change it
 calls ``compute(**values)`` (a pure function), then ``draw(result)`` (a plot_* function that
 returns a Figure), and shows the figure as one PNG image; the last result stays on
-``explorer.result`` for the next cell. Errors from bad control combinations are shown as one
+``explorer.result`` for the next cell. A draw step that takes ``ax`` draws every update after the
+first on the same figure (``render_png``): an update costs the drawing, not building axes and
+ticks again. Images are drawn at twice the size they are shown, sharp on high-density screens. Errors from bad control combinations are shown as one
 line in the output, never as a traceback. Displayed, an explorer is one output holding the widget
 and, for pages without a kernel (the course website), its initial figure and a one-line note.
 """
@@ -24,7 +26,8 @@ NOTE_TEXT = "interactive in JupyterLab (make lab), Binder or Colab; this is its 
 #: CSS pixels per inch of figure: a 7.5-inch figure is shown 600 px wide.
 _DPI = 80
 #: Image pixels per CSS pixel: drawn at twice the size it is shown, so text stays sharp on a
-#: high-density (2x) screen. Measured by tools/bench.py: an update stays under 50 ms with it.
+#: high-density (2x) screen. Four times the pixels cost an update about 10 ms more than 1x, most
+#: of it the PNG (tools/bench.py --only widgets measures the update).
 _PIXEL_RATIO = 2
 #: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
 _PNG_COMPRESS_LEVEL = 1
@@ -66,7 +69,6 @@ def _canvas_class():
     global _CANVAS
     if _CANVAS is not None:
         return _CANVAS
-    import math
     from collections import OrderedDict
 
     import numpy as np
