@@ -26,7 +26,7 @@ def test_update_does_not_build_a_bundle(monkeypatch):
     ex = roofline_explorer("H100 SXM", "bf16")
     calls = []
     monkeypatch.setattr(type(ex), "_repr_mimebundle_", lambda self, **kw: calls.append(1))
-    ex.controls["m"].value = 8000
+    ex.controls["m"].value = 8192
     assert calls == []
 
 

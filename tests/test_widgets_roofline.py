@@ -11,7 +11,7 @@ def test_explorer_updates_on_control_change():
     ex = roofline_explorer("H100 SXM", "bf16")
     before_image, before = ex.image.value, ex.result[0]
     assert before.bound == "memory"
-    ex.controls["m"].value = 8000
+    ex.controls["m"].value = 8192
     assert ex.result[0].bound == "compute"
     assert ex.image.value != before_image
     ex.controls["accelerator"].value = "V100 SXM2"        # has no bf16: precision must follow

@@ -18,24 +18,25 @@ from course_lib.widgets.tiling import explore_tiling, tiling_explorer  # noqa: E
 
 def test_explorer_updates_on_each_control():
     ex = tiling_explorer("H100 SXM")
-    image, (matmul, attn) = ex.image.value, ex.result
+    image, (acc, matmul, attn) = ex.image.value, ex.result
+    assert acc == "H100 SXM"
     assert matmul.current_tile == 128 and attn.current_n == 16384
     ex.controls["tile"].value = 512
-    assert ex.result[0].current_tile == 512 and ex.image.value != image
+    assert ex.result[1].current_tile == 512 and ex.image.value != image
     assert "not</b> fit" in ex.text.value                 # 512 exceeds the H100's largest tile
     ex.controls["block_size"].value = 1024
-    assert ex.result[1].block_size == (1024, 1024)
+    assert ex.result[2].block_size == (1024, 1024)
     ex.controls["seq_len"].value = 1024
-    assert ex.result[1].current_n == 1024
+    assert ex.result[2].current_n == 1024
     ex.controls["accelerator"].value = "L4"
-    assert ex.result[0].tile_limit == tiling.tile_limit("L4", "bf16").largest
+    assert ex.result[1].tile_limit == tiling.tile_limit("L4", "bf16").largest and "on the L4" in ex.text.value
 
 
 def test_compute_step_is_pure_and_rejects_unknown_gpus():
     a = explore_tiling("A100 SXM 80GB", 64, 4096, 128)
     b = explore_tiling("A100 SXM 80GB", 64, 4096, 128)
-    assert np.array_equal(a[0].predicted_bytes, b[0].predicted_bytes)
-    assert np.array_equal(a[1].flash_elements, b[1].flash_elements)
+    assert np.array_equal(a[1].predicted_bytes, b[1].predicted_bytes)
+    assert np.array_equal(a[2].flash_elements, b[2].flash_elements)
     with pytest.raises(ValueError, match="accelerator must be one of"):
         tiling_explorer("TPU v5e")
 

@@ -31,17 +31,22 @@ def plot_latency_hiding(sweep, ax=None, title: str | None = None):
 
 def plot_occupancy(result, curve=None, ax=None):
     """Blocks per SM each resource allows (bars), the binding one highlighted; with ``curve``
-    ``(registers, occupancy)`` a second panel draws the register staircase."""
+    ``(registers, occupancy)`` a second panel draws the register staircase. ``ax``: one axes
+    (bars only) or a pair (bars, staircase); a figure given this way keeps its layout."""
     result = _check_result("result", result, "latency.Occupancy", "occupancy()")
     if curve is not None and not (isinstance(curve, tuple) and len(curve) == 2):
         raise TypeError("curve must be None or the (registers, occupancy) pair occupancy_curve() returns")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullLocator
+    own_figure = ax is None
     if ax is None:
         if curve is None:
             fig, ax_bars = plt.subplots(figsize=(7.5, 3.6))
         else:
             fig, (ax_bars, ax_curve) = plt.subplots(1, 2, figsize=(10, 3.8))
+    elif isinstance(ax, (tuple, list)):
+        ax_bars, ax_curve = ax
+        fig = ax_bars.figure
     else:
         fig, ax_bars = ax.figure, ax
         ax_curve = None
@@ -67,7 +72,7 @@ def plot_occupancy(result, curve=None, ax=None):
                       f"{result.warps_per_sm}/{result.max_warps_per_sm} warps "
                       f"({100 * result.occupancy:.0f}%)", fontsize=10)
     ax_bars.invert_yaxis()
-    if curve is not None and ax is None:
+    if curve is not None and ax_curve is not None:
         regs, occ = curve
         ax_curve.step(regs, occ, where="post", color="k", lw=1.2)
         ax_curve.plot(result.registers_per_thread, result.occupancy, "o", color="#d62728")
@@ -76,7 +81,8 @@ def plot_occupancy(result, curve=None, ax=None):
         ax_curve.set_ylim(0, 1.05)
         ax_curve.set_title(f"{plural(result.threads_per_block, 'thread')} per block, "
                            f"{result.shared_mem_per_block:,} B shared", fontsize=10)
-    fig.tight_layout()
+    if own_figure:
+        fig.tight_layout()
     return fig
 
 

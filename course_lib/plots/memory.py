@@ -182,7 +182,8 @@ def plot_pipeline(timeline: PipelineTimeline, ax=None, title: str | None = None)
     ax.set_title(title if title is not None else
                  f"{plural(timeline.buffers, 'buffer')}: total {timeline.total_s * scale:.3g} {unit}, "
                  f"compute busy {100 * timeline.compute_busy_fraction:.0f}%")
-    fig.tight_layout()
+    if ax is None:                      # a figure given to us keeps its layout
+        fig.tight_layout()
     return fig
 
 

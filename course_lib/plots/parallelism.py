@@ -37,6 +37,7 @@ def plot_step_estimate(est: StepEstimate, axes=None):
     est = _check_result("est", est, "parallelism.StepEstimate", "estimate_training_step()")
     if not isinstance(est, StepEstimate):
         raise TypeError(f"est must be a StepEstimate, got {type(est).__name__}")
+    own_figure = axes is None
     if axes is None:
         import matplotlib.pyplot as plt
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), gridspec_kw={"width_ratios": [1, 2.2]})
@@ -71,5 +72,6 @@ def plot_step_estimate(est: StepEstimate, axes=None):
     p = est.plan
     ax_t.set_title(f"tp {p.tp} x pp {p.pp} x dp {p.dp}: {est.step_time_s:.2f} s, "
                    f"{est.tokens_per_s / 1e6:.2f} M tokens/s")
-    fig.tight_layout()
+    if own_figure:                      # a figure given to us keeps its layout
+        fig.tight_layout()
     return fig

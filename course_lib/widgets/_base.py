@@ -3,7 +3,9 @@
 ``FigureExplorer`` owns a fixed-height output area and a row of controls. On every change it
 calls ``compute(**values)`` (a pure function), then ``draw(result)`` (a plot_* function that
 returns a Figure), and shows the figure as one PNG image; the last result stays on
-``explorer.result`` for the next cell. Errors from bad control combinations are shown as one
+``explorer.result`` for the next cell. A draw step that takes ``ax`` draws every update after the
+first on the same figure (``render_png``): an update costs the drawing, not building axes and
+ticks again. Images are drawn at twice the size they are shown, sharp on high-density screens. Errors from bad control combinations are shown as one
 line in the output, never as a traceback. Displayed, an explorer is one output holding the widget
 and, for pages without a kernel (the course website), its initial figure and a one-line note.
 """
@@ -11,27 +13,255 @@ and, for pages without a kernel (the course website), its initial figure and a o
 from __future__ import annotations
 
 import base64
-import io
+import math
 import time
 from typing import Callable
 
-__all__ = ["FigureExplorer"]
+__all__ = ["FigureExplorer", "fixed_figure", "pick", "plural", "powers_of_two", "render_png"]
 
 
 #: Shown, with the initial figure, where the widget cannot run (the course website, a static render).
 NOTE_TEXT = "interactive in JupyterLab (make lab), Binder or Colab; this is its initial figure"
 
-_DPI = 80     # sharp enough at 1:1, cheap enough to redraw in well under 100 ms
+#: CSS pixels per inch of figure: a 7.5-inch figure is shown 600 px wide.
+_DPI = 80
+#: Image pixels per CSS pixel: drawn at twice the size it is shown, so text stays sharp on a
+#: high-density (2x) screen. Four times the pixels cost an update about 10 ms more than 1x, most
+#: of it the PNG (tools/bench.py --only widgets measures the update).
+_PIXEL_RATIO = 2
+#: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
+_PNG_COMPRESS_LEVEL = 1
 
 
-def _drop_log_minor_ticks(fig) -> None:
-    """Minor ticks on log axes cost about half of a redraw; the explorer shows major ticks only."""
-    from matplotlib.ticker import NullLocator
+def _png(rgba) -> bytes:
+    """An RGBA PNG of an ``(h, w, 4)`` uint8 array: no row filters, zlib level 1.
+
+    Pillow tries filters on every row: 2-3 times slower for a figure (flat colours compress well
+    unfiltered), and at twice the pixels the encoding would be a third of an update. RGBA, not
+    RGB: dropping the alpha byte is a strided copy that costs more than compressing it.
+    """
+    import struct
+    import zlib
+
+    import numpy as np
+
+    h, w = rgba.shape[:2]
+    rows = np.empty((h, 1 + 4 * w), np.uint8)
+    rows[:, 0] = 0                                  # filter type 0 (none) for each row
+    rows[:, 1:] = np.ascontiguousarray(rgba).reshape(h, 4 * w)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows.tobytes(), _PNG_COMPRESS_LEVEL)) + chunk(b"IEND", b""))
+
+
+def _canvas_class():
+    """An Agg canvas whose renderer draws each plain-text string from a cached bitmap.
+
+    Matplotlib 3.11 lays out and rasterises every glyph in Python on every draw: about 5 ms a
+    label, most of an explorer's redraw. An explorer redraws the same tick labels and titles
+    again and again, so its canvas rasterises a string once (FreeType's whole-string path, as
+    matplotlib did up to 3.10) and reuses the bitmap. Mathtext, and anything the fast path does
+    not support, is drawn by matplotlib as usual; the first failure switches the cache off.
+    """
+    global _CANVAS
+    if _CANVAS is not None:
+        return _CANVAS
+    from collections import OrderedDict
+
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
+
+    class _CachedTextRenderer(RendererAgg):
+        _cache: OrderedDict = OrderedDict()
+        _limit = 4096               # strings kept (a few KiB each): bounded memory
+        enabled = True
+
+        def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+            if ismath or not _CachedTextRenderer.enabled:
+                return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+            try:
+                font = self._prepare_font(prop)
+                key = (font.fname, prop.get_size_in_points(), self.dpi, s, bool(gc.get_antialiased()))
+                hit = self._cache.get(key)
+                if hit is None:
+                    font.set_text(s, 0, flags=get_hinting_flag())
+                    font.draw_glyphs_to_bitmap(antialiased=key[-1])
+                    xo, yo = font.get_bitmap_offset()
+                    hit = (np.array(font.get_image()), xo / 64, yo / 64, font.get_descent() / 64)
+                    self._cache[key] = hit
+                    if len(self._cache) > self._limit:
+                        self._cache.popitem(last=False)
+                image, xo, yo, descent = hit
+                xd, yd = descent * math.sin(math.radians(angle)), descent * math.cos(math.radians(angle))
+                self._renderer.draw_text_image(image, round(x + xo + xd), round(y + yo + yd) + 1, angle, gc)
+            except Exception:       # another matplotlib: its own path from now on
+                _CachedTextRenderer.enabled = False
+                super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    renderers: OrderedDict = OrderedDict()
+
+    class _ExplorerCanvas(FigureCanvasAgg):
+        """One renderer per pixel size, shared by every explorer figure of that size: matplotlib
+        caches text extents per renderer, so a fresh figure measures its labels only once."""
+
+        def get_renderer(self):
+            key = (*self.get_width_height(physical=True), self.figure.dpi)
+            if key not in renderers:
+                renderers[key] = _CachedTextRenderer(*key)
+                if len(renderers) > 8:
+                    renderers.popitem(last=False)
+            self.renderer = renderers[key]
+            return self.renderer
+
+    _CANVAS = _ExplorerCanvas
+    return _CANVAS
+
+
+_CANVAS = None
+
+
+def _plain_number(value: float, _pos=None) -> str:
+    """A log-axis tick label without mathtext: 0.01, 0.5, 20, 500, 2k, 30M, 1T."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{prefix}"
+    return f"{value:.3g}"
+
+
+def _readable_log_axes(fig) -> None:
+    """Log axes in an explorer: major ticks only (minor ones cost about half of a redraw), labelled
+    in plain text (mathtext is slow to draw), and at least two labels however narrow the range."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
     for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() == "log":
-                axis.set_minor_locator(NullLocator())
+        for axis, lim in ((ax.xaxis, ax.get_xlim), (ax.yaxis, ax.get_ylim)):
+            if axis.get_scale() != "log":
+                continue
+            lo, hi = sorted(lim())
+            decades = math.log10(hi / lo) if lo > 0 else 99
+            if decades >= 0.5:
+                subs = (1.0,) if decades >= 3 else (1.0, 2.0, 5.0) if decades >= 0.8 else \
+                    (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0)
+                axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+            else:                       # under half a decade: evenly spaced round values
+                axis.set_major_locator(MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]))
+            axis.set_major_formatter(FuncFormatter(_plain_number))
+            axis.set_minor_locator(NullLocator())
+
+
+def _clear_plot(ax) -> None:
+    """Take back what a plot_* function drew on ``ax``, keeping the axes, its spines and its tick
+    objects (building those is most of the cost of a new figure): the data artists and the legend
+    go, the data limits, autoscaling, inversion, scales and colour cycle return to a new axes'
+    state. tests/test_widgets_controls.py checks the images against freshly built figures."""
+    from matplotlib.transforms import Bbox
+
+    for artist in [*ax.lines, *ax.patches, *ax.texts, *ax.collections, *ax.images, *ax.artists,
+                   *ax.tables]:
+        artist.remove()
+    del ax.containers[:]                 # bar containers: the legend would list them again
+    if ax.legend_ is not None:
+        ax.legend_.remove()
+    for loc in ("left", "center", "right"):
+        ax.set_title("", loc=loc)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    # Only a log axis goes back to linear: resetting a linear one would drop a categorical axis's
+    # locator (bar names) along with the defaults.
+    if ax.get_xscale() != "linear":
+        ax.set_xscale("linear")
+    if ax.get_yscale() != "linear":
+        ax.set_yscale("linear")
+    ax.xaxis.set_inverted(False)
+    ax.yaxis.set_inverted(False)
+    ax.dataLim.set_points(Bbox.null().get_points())
+    ax.ignore_existing_data_limits = True
+    ax.set_autoscale_on(True)
+    ax.set_prop_cycle(None)              # colours start again at C0
+
+
+def _draw_accepts_ax(draw: Callable) -> bool:
+    import inspect
+    try:
+        return "ax" in inspect.signature(draw).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def render_png(draw: Callable, result, figure=None):
+    """``draw(result)``'s Figure as PNG bytes drawn at ``_PIXEL_RATIO`` x; returns the bytes, the
+    size in CSS pixels and the figure.
+
+    With ``figure`` (one this function returned before, for the same ``draw``), its axes are
+    cleared and drawn again with ``draw(result, ax=...)`` (one axes, or a tuple of them) instead of
+    building a new figure. A fixed layout and no ``bbox_inches="tight"`` (which draws the figure
+    twice); the figure is drawn once on the explorer canvas and its pixels encoded at zlib level 1.
+    The figure is never left in pyplot's list (an inline backend would show it again).
+    """
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    dpi = _DPI * _PIXEL_RATIO
+    # A fixed title height spares matplotlib measuring every tick label to place titles.
+    with matplotlib.rc_context({"figure.dpi": dpi, "axes.titley": 1.0}):
+        if figure is not None:
+            axes = list(figure.axes)
+            for ax in axes:
+                _clear_plot(ax)
+            fig = draw(result, ax=axes[0] if len(axes) == 1 else tuple(axes))
+            if fig is not figure:
+                raise RuntimeError("draw(result, ax=...) must draw on the axes it is given")
+        else:
+            fig = draw(result)
+            plt.close(fig)
+            fig.set_dpi(dpi)
+            _canvas_class()(fig)
+        _readable_log_axes(fig)
+        canvas = fig.canvas
+        canvas.draw()
+        png = _png(np.asarray(canvas.buffer_rgba()))
+        w, h = canvas.get_width_height(physical=True)
+    return png, (round(w / _PIXEL_RATIO), round(h / _PIXEL_RATIO)), fig
+
+
+def plural(n, word: str, many: str | None = None) -> str:
+    """``1 warp``, ``2 warps``, ``1,024 blocks``: a count with its noun in the right number."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def powers_of_two(lo: int, hi: int, also=()) -> list[int]:
+    """Slider options ``lo, 2 lo, ..., hi`` (powers of two), with any ``also`` values merged in:
+    a range over orders of magnitude, each step the same ratio."""
+    options = {2 ** k for k in range(int(hi).bit_length()) if lo <= 2 ** k <= hi}
+    return sorted(options | {int(v) for v in also})
+
+
+def pick(name: str, value, options, lookup=None):
+    """The option a widget should hold for ``value``: ``lookup(value)`` (the library's own name
+    lookup, forgiving case and spelling) when given, then checked against ``options``."""
+    canonical = lookup(value) if lookup is not None else value
+    if canonical not in list(options):
+        raise ValueError(f"{name} must be one of {list(options)} in this explorer, got {value!r}")
+    return canonical
+
+
+def fixed_figure(figsize, ncols: int = 1, width_ratios=None, **margins):
+    """A figure of ``ncols`` axes in one row with fixed margins (``subplots_adjust`` keywords).
+
+    For an explorer's draw step: ``tight_layout`` measures every label on each update (tens of
+    ms); an explorer's layout does not change between updates, so it is fixed once, here.
+    """
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, ncols, figsize=figsize,
+                             gridspec_kw={"width_ratios": width_ratios} if width_ratios else None)
+    fig.subplots_adjust(**margins)
+    return fig, axes
 
 
 class FigureExplorer:
@@ -45,9 +275,13 @@ class FigureExplorer:
         self.describe = describe
         self._title = title
         self.result = None
-        self.last_update_s = None
-        # The image is shown at the pixel size it was drawn at (scaling it blurs the text); the
-        # box around it keeps ``height_px`` so the page does not jump while a new figure renders.
+        self.last_update_s = self.last_update_cpu_s = None
+        # A draw step that takes ``ax`` redraws on the same figure at each update (see render_png).
+        self._reuse_figure = _draw_accepts_ax(draw)
+        self._figure = None
+        # The image is drawn at twice the size it is shown (its width and height are set in CSS
+        # pixels), sharp on 2x screens; the box around it keeps ``height_px`` so the page does not
+        # jump while a new figure renders.
         self.image = widgets.Image(format="png")
         self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px"))
         self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
@@ -68,31 +302,24 @@ class FigureExplorer:
         self.update()
 
     def update(self) -> None:
-        """Recompute and redraw; the figure is rendered to PNG bytes and then closed."""
-        import matplotlib
-        import matplotlib.pyplot as plt
-
-        start = time.perf_counter()
+        """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG."""
+        start, start_cpu = time.perf_counter(), time.process_time()
         try:
             result = self.compute(**self.values())
         except (ValueError, TypeError) as exc:
             self.text.value = f"<span style='color:#b00'>{exc}</span>"
             return
         self.result = result
-        # A fixed layout and no bbox_inches="tight" (which draws the figure twice) keep an
-        # update near the 100 ms budget.
-        # A fixed title height spares matplotlib measuring every tick label to place titles.
-        with matplotlib.rc_context({"figure.dpi": _DPI, "axes.titley": 1.0}):
-            fig = self.draw(result)
-            _drop_log_minor_ticks(fig)
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=_DPI)
-            width_px, height_px = (fig.get_size_inches() * _DPI).round().astype(int)
-            plt.close(fig)
-        self.image.value = buf.getvalue()
+        try:
+            self.image.value, (width_px, height_px), figure = render_png(self.draw, result, self._figure)
+        except Exception:
+            self._figure = None             # half drawn: the next update starts a new figure
+            raise
+        self._figure = figure if self._reuse_figure else None
         self.image.width, self.image.height = str(width_px), str(height_px)
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
+        self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         """One output: the live widget, and for renderers without a kernel its figure and a note.

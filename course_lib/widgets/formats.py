@@ -47,10 +47,20 @@ def _describe(encodings) -> str:
     return f"<table style='font-size:85%'>{head}{rows}</table>"
 
 
+def _draw(encodings, ax=None):
+    """The bit table, with room on the right for the longest row: at twice the pixels, hinting
+    widens monospace text by a few percent and the last characters would leave the figure."""
+    from ..plots.formats import plot_bit_layout
+    fig = plot_bit_layout(encodings, ax=ax)
+    ax = fig.axes[0]
+    left, right = ax.get_xlim()
+    ax.set_xlim(left, right + 0.08 * (right - left))
+    return fig
+
+
 def number_explorer(value: str = "0.1") -> FigureExplorer:
     """A widget: a text box for the number and a saturation switch; bits drawn, errors listed."""
     import ipywidgets as widgets
-    from ..plots.formats import plot_bit_layout
 
     explore_number(value)            # a bad starting value fails here, with the argument named
     controls = {
@@ -58,5 +68,5 @@ def number_explorer(value: str = "0.1") -> FigureExplorer:
                               placeholder="e.g. 0.1, 65519, 1e-8, inf"),
         "saturate": widgets.Checkbox(value=False, description="saturate on overflow"),
     }
-    return FigureExplorer(controls, explore_number, plot_bit_layout, describe=_describe,
+    return FigureExplorer(controls, explore_number, _draw, describe=_describe,
                           height_px=360, title="A number in every format")

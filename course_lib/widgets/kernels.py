@@ -3,7 +3,7 @@ traffic and predicted time (formulas checked against traces in the lesson)."""
 
 from __future__ import annotations
 
-from ._base import FigureExplorer
+from ._base import FigureExplorer, pick, plural
 
 __all__ = ["explore_kernel", "kernel_explorer"]
 
@@ -19,16 +19,16 @@ def _describe(pair) -> str:
     pr = p.prediction
     occ = ("cannot launch" if pr.occupancy is None and pr.occupancy_limiter.startswith("cannot")
            else "n/a" if pr.occupancy is None else f"{100 * pr.occupancy:.0f}% (limited by {pr.occupancy_limiter})")
-    return (f"{p.design}, {p.tile} x {p.tile} = {p.threads_per_block} threads per block, "
+    return (f"{p.design}, {p.tile} x {p.tile} = {plural(p.threads_per_block, 'thread')} per block, "
             f"{p.shared_mem_per_block:,} B shared: occupancy <b>{occ}</b>; "
             f"traffic <b>{p.bytes_moved / 1e6:,.1f} MB</b>, {pr.intensity_flops_per_byte:.3g} FLOP/B; "
             f"predicted <b>{pr.t_s * 1e6:,.3g} us</b> ({pr.bound}-bound)")
 
 
-def _draw(pair):
+def _draw(pair, ax=None):
     from ..plots.kernels import plot_design_times
     p, points = pair
-    return plot_design_times(points, selected=p.design,
+    return plot_design_times(points, selected=p.design, ax=ax,
                              title=f"{p.size} x {p.size} float32 on the {p.prediction.accelerator}, "
                                    f"{p.tile} x {p.tile} blocks")
 
@@ -39,12 +39,11 @@ def kernel_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
     from ..hardware import get_accelerator, list_accelerators
     from ..kernels.design import DESIGNS, TILES
     nvidia = [n for n in list_accelerators() if get_accelerator(n).max_warps_per_sm is not None]
-    acc = get_accelerator(accelerator).name
+    acc = pick("accelerator", accelerator, nvidia, lambda a: get_accelerator(a).name)
     controls = {
         "design": widgets.Dropdown(options=list(DESIGNS), value="transpose (shared tile)", description="kernel"),
         "tile": widgets.Dropdown(options=list(TILES), value=16, description="tile (threads per side)"),
-        "accelerator": widgets.Dropdown(options=nvidia, value=acc if acc in nvidia else nvidia[0],
-                                        description="accelerator"),
+        "accelerator": widgets.Dropdown(options=nvidia, value=acc, description="accelerator"),
         "size": widgets.SelectionSlider(options=[2 ** k for k in range(8, 15)], value=4096,
                                         description="N (matrix side)", continuous_update=False),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import FigureExplorer
+from ._base import FigureExplorer, fixed_figure, pick, plural
 
 __all__ = ["explore_latency_hiding", "latency_hiding_explorer", "explore_occupancy",
            "occupancy_explorer"]
@@ -12,18 +12,22 @@ __all__ = ["explore_latency_hiding", "latency_hiding_explorer", "explore_occupan
 
 def explore_latency_hiding(compute_cycles: int, latency_cycles: int, schedulers: int, jitter: float,
                            max_warps: int, seed: int = 0):
-    """Compute step: one simulated sweep over 1..max_warps resident warps."""
+    """Compute step: one simulated sweep over 1..max_warps resident warps.
+
+    600 bursts (at least 8 rounds of every warp): the gap to Little's law with jitter is the
+    jitter's own effect (about 0.1 at +-50%), the same as with 1,500 bursts at 2.5 times the cost.
+    """
     from .._validate import check_int
     max_warps = check_int("max_warps", max_warps, min_value=1, max_value=1024)
     seed = check_int("seed", seed, min_value=0)
     from ..latency import simulate_latency_hiding
     rng = np.random.default_rng(seed)
     return simulate_latency_hiding(np.arange(1, max_warps + 1), compute_cycles, latency_cycles,
-                                   schedulers, jitter, bursts=max(1500, 8 * max_warps), rng=rng)
+                                   schedulers, jitter, bursts=max(600, 8 * max_warps), rng=rng)
 
 
 def _describe_hiding(sweep) -> str:
-    return (f"knee at <b>{sweep.knee_warps}</b> warps = S (C + L) / C rounded up; "
+    return (f"knee at <b>{plural(sweep.knee_warps, 'warp')}</b> = S (C + L) / C rounded up; "
             f"largest gap simulated vs analytic: {sweep.max_abs_error:.3f}")
 
 
@@ -61,9 +65,11 @@ def explore_occupancy(accelerator: str, threads_per_block: int, registers_per_th
 
 def _describe_occupancy(pair) -> str:
     r, _ = pair
-    return (f"{r.accelerator}: <b>{r.blocks_per_sm}</b> blocks, <b>{r.warps_per_sm}</b> warps per SM, "
-            f"occupancy <b>{100 * r.occupancy:.1f}%</b>, limited by <b>{r.limiter}</b> "
-            f"({r.registers_per_warp} registers per warp, "
+    return (f"{r.accelerator}: <b>{plural(r.blocks_per_sm, 'block')}</b>, "
+            f"<b>{plural(r.warps_per_sm, 'warp')}</b> per SM, "
+            f"occupancy <b>{100 * r.occupancy:.1f}%</b>, limited by <b>{' and '.join(r.limiters)}</b>"
+            f"{' (a tie)' if len(r.limiters) > 1 else ''} "
+            f"({plural(r.registers_per_warp, 'register')} per warp, "
             f"{r.shared_mem_allocated_per_block} B shared memory allocated per block)")
 
 
@@ -71,17 +77,32 @@ def occupancy_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
     """A widget: accelerator, threads per block, registers per thread and shared memory per block."""
     import ipywidgets as widgets
     from ..hardware import get_accelerator, list_accelerators
-    from ..plots.latency import plot_occupancy
     acc = get_accelerator(accelerator)
     nvidia = [n for n in list_accelerators("gpu") if get_accelerator(n).register_alloc_unit]
     controls = {
-        "accelerator": widgets.Dropdown(options=nvidia, value=acc.name, description="accelerator"),
+        "accelerator": widgets.Dropdown(options=nvidia, value=pick("accelerator", acc.name, nvidia),
+                                        description="accelerator"),
         "threads_per_block": widgets.IntSlider(value=256, min=32, max=1024, step=32,
                                                description="threads/block", continuous_update=False),
         "registers_per_thread": widgets.IntSlider(value=128, min=8, max=255, description="regs/thread",
                                                   continuous_update=False),
-        "shared_mem_kib": widgets.FloatSlider(value=0.0, min=0.0, max=227.0, step=1.0,
+        "shared_mem_kib": widgets.FloatSlider(value=0.0, min=0.0, step=1.0,
+                                              max=acc.max_shared_mem_bytes_per_block / 1024,
                                               description="shared KiB", continuous_update=False),
     }
-    return FigureExplorer(controls, explore_occupancy, lambda pair: plot_occupancy(pair[0], pair[1]),
+
+    def on_accelerator(change):
+        """The shared-memory slider ends at the new chip's per-block maximum (227 KiB on an H100,
+        99 KiB on an L4): a value past it could not launch."""
+        controls["shared_mem_kib"].max = get_accelerator(change["new"]).max_shared_mem_bytes_per_block / 1024
+
+    controls["accelerator"].observe(on_accelerator, names="value")
+    return FigureExplorer(controls, explore_occupancy, _draw_occupancy,
                           describe=_describe_occupancy, title="Occupancy calculator")
+
+
+def _draw_occupancy(pair, ax=None):
+    from ..plots.latency import plot_occupancy
+    if ax is None:
+        _, ax = fixed_figure((10, 3.8), 2, left=0.135, right=0.985, bottom=0.155, top=0.91, wspace=0.17)
+    return plot_occupancy(pair[0], pair[1], ax=tuple(ax))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import FigureExplorer
+from ._base import FigureExplorer, fixed_figure
 
 __all__ = ["explore_cache", "cache_explorer", "explore_pipeline", "pipeline_explorer"]
 
@@ -64,7 +64,6 @@ def _describe_pipeline(tl) -> str:
 def pipeline_explorer() -> FigureExplorer:
     """A widget: number of tiles, copy and compute time per tile, and buffers (1 = no overlap)."""
     import ipywidgets as widgets
-    from ..plots.memory import plot_pipeline
     controls = {
         "n_tiles": widgets.IntSlider(value=8, min=1, max=24, description="tiles", continuous_update=False),
         "t_copy_us": widgets.FloatSlider(value=1.3, min=0.1, max=4.0, step=0.1, description="copy us",
@@ -73,5 +72,12 @@ def pipeline_explorer() -> FigureExplorer:
                                             continuous_update=False),
         "buffers": widgets.IntSlider(value=2, min=1, max=4, description="buffers", continuous_update=False),
     }
-    return FigureExplorer(controls, explore_pipeline, plot_pipeline, describe=_describe_pipeline,
+    return FigureExplorer(controls, explore_pipeline, _draw_pipeline, describe=_describe_pipeline,
                           title="Double buffering")
+
+
+def _draw_pipeline(timeline, ax=None):
+    from ..plots.memory import plot_pipeline
+    if ax is None:
+        _, ax = fixed_figure((7.5, 2.6), left=0.11, right=0.97, bottom=0.2, top=0.87)
+    return plot_pipeline(timeline, ax=ax)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import FigureExplorer
+from ._base import FigureExplorer, fixed_figure, pick
 
 __all__ = ["parallelism_explorer", "explore_plan"]
 
@@ -44,12 +44,25 @@ def _describe(est) -> str:
             f"step <b>{est.step_time_s:,.2f} s</b>; traffic: {tiers}")
 
 
-def parallelism_explorer(accelerator: str = "H100 SXM", params_billion: float = 70.0) -> FigureExplorer:
-    """A widget: pick a chip, a model size, a GPU count and tp x pp, a ZeRO stage, recomputation."""
-    from .._validate import check_number
-    params_billion = check_number("params_billion", params_billion, min_value=0, allow_min=False, max_value=1e5)
-    import ipywidgets as widgets
+def _draw(est, ax=None):
     from ..plots.parallelism import plot_step_estimate
+    if ax is None:
+        _, ax = fixed_figure((9, 3.4), 2, width_ratios=[1, 2.2], left=0.08, right=0.96, bottom=0.17,
+                             top=0.89, wspace=0.06)
+    return plot_step_estimate(est, axes=tuple(ax))
+
+
+def parallelism_explorer(accelerator: str = "H100 SXM", params_billion: float = 70.0) -> FigureExplorer:
+    """A widget: pick a chip, a model size, a GPU count and tp x pp, a ZeRO stage, recomputation.
+
+    ``accelerator`` is spelled as the library accepts it ('h100', 'H100-SXM').
+    """
+    import ipywidgets as widgets
+    from .._validate import check_number
+    from ..hardware import get_accelerator
+
+    accelerator = pick("accelerator", accelerator, _ACCELERATORS, lambda a: get_accelerator(a).name)
+    params_billion = check_number("params_billion", params_billion, min_value=1.0, max_value=10 ** 3.3)
 
     powers = [2 ** i for i in range(0, 14)]
     controls = {
@@ -65,5 +78,5 @@ def parallelism_explorer(accelerator: str = "H100 SXM", params_billion: float = 
         "offload": widgets.Checkbox(value=False, description="offload optimizer"),
         "micro_batches": widgets.Dropdown(options=powers[:9], value=32, description="micro-batches"),
     }
-    return FigureExplorer(controls, explore_plan, plot_step_estimate, describe=_describe,
+    return FigureExplorer(controls, explore_plan, _draw, describe=_describe,
                           height_px=330, title="Parallelism explorer (4 M tokens per step)")

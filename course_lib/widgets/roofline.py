@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import FigureExplorer
+from ._base import FigureExplorer, pick, powers_of_two
 
 __all__ = ["roofline_explorer", "explore_matmul"]
 
@@ -25,22 +25,35 @@ def _describe(points) -> str:
 
 
 def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16") -> FigureExplorer:
-    """A widget: accelerator, precision and the matmul's m, k, n and batch size move its point."""
+    """A widget: accelerator, precision and the matmul's m, k, n and batch size move its point.
+
+    Names are spelled as the library accepts them ('h100-sxm', 'BF16'); the sizes move in powers
+    of two, so each step of a slider doubles the dimension.
+    """
     import ipywidgets as widgets
-    from ..hardware import get_accelerator, list_accelerators
+    from ..hardware import _normalise_precision, get_accelerator, list_accelerators
     from ..plots.roofline import plot_roofline
 
     acc = get_accelerator(accelerator)
     precisions = sorted(acc.peak_flops)
+    precision = _normalise_precision(precision)
     if precision not in precisions:
         raise ValueError(f"precision must be one of {precisions} for {acc.name}, got {precision!r}")
+    sizes = powers_of_two(1, 16384)
+
+    def size(value, label):
+        return widgets.SelectionSlider(options=sizes, value=value, description=label, continuous_update=False)
+
     controls = {
-        "accelerator": widgets.Dropdown(options=list_accelerators(), value=acc.name, description="accelerator"),
+        "accelerator": widgets.Dropdown(options=list_accelerators(),
+                                        value=pick("accelerator", acc.name, list_accelerators()),
+                                        description="accelerator"),
         "precision": widgets.Dropdown(options=precisions, value=precision, description="precision"),
-        "m": widgets.IntSlider(value=1, min=1, max=16384, description="m (tokens)", continuous_update=False),
-        "k": widgets.IntSlider(value=8192, min=1, max=16384, description="k", continuous_update=False),
-        "n": widgets.IntSlider(value=8192, min=1, max=16384, description="n", continuous_update=False),
-        "batch": widgets.IntSlider(value=1, min=1, max=256, description="batch", continuous_update=False),
+        "m": size(1, "m (tokens)"),
+        "k": size(8192, "k"),
+        "n": size(8192, "n"),
+        "batch": widgets.SelectionSlider(options=powers_of_two(1, 256), value=1, description="batch",
+                                         continuous_update=False),
     }
 
     def on_accelerator(change):
@@ -50,5 +63,8 @@ def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16") ->
         controls["precision"].value = current if current in options else options[0]
 
     controls["accelerator"].observe(on_accelerator, names="value")
-    return FigureExplorer(controls, explore_matmul, lambda pts: plot_roofline(pts),
+    def draw(points, ax=None):
+        return plot_roofline(points, ax=ax)
+
+    return FigureExplorer(controls, explore_matmul, draw,
                           describe=_describe, title="Roofline explorer")

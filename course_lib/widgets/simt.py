@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._base import FigureExplorer
+from ._base import FigureExplorer, fixed_figure, plural
 
 __all__ = ["BRANCH_PATTERNS", "branch_kernel", "explore_simt", "simt_explorer"]
 
@@ -46,20 +46,20 @@ def _describe(pair) -> str:
     run, mem = pair
     return (f"SIMT efficiency <b>{100 * run.simt_efficiency:.1f}%</b> "
             f"({run.issued / run.n_warps:.2f} instructions per warp of {run.warp_size}); "
-            f"load: <b>{mem.n_sectors}</b> sectors, {mem.n_lines} lines, "
+            f"load: <b>{plural(mem.n_sectors, 'sector')}</b>, {plural(mem.n_lines, 'line')}, "
             f"memory efficiency <b>{100 * mem.efficiency:.1f}%</b>")
 
 
-def _draw(pair):
-    import matplotlib.pyplot as plt
+def _draw(pair, ax=None):
     from ..plots.simt import plot_coalescing, plot_lane_timeline
     run, mem = pair
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.6))
+    if ax is None:
+        _, ax = fixed_figure((11, 3.6), 2, left=0.056, right=0.986, bottom=0.2, top=0.9, wspace=0.13)
+    a, b = ax
     plot_lane_timeline(run, ax=a)
     plot_coalescing(mem, ax=b, title=f"one {run.warp_size}-lane load, "
                                      f"{100 * mem.efficiency:.0f}% of moved bytes used")
-    fig.tight_layout()
-    return fig
+    return a.figure
 
 
 def simt_explorer() -> FigureExplorer:
