@@ -432,7 +432,7 @@ plt.show()
 # The plot shows the bargain. Current scaling never clips but reads every tensor twice. Delayed
 # scaling clips a few of the largest values whenever the tensor grows faster than its history,
 # and most of them at the jump; a margin of one binade of headroom clips at fewer steps and fewer
-values (the table), at the price of one binade less range for the smallest values. After
+# values (the table), at the price of one binade less range for the smallest values. After
 # the jump the history keeps the scale 16x too small for $H$ steps, and the error barely moves
 # (the line above): E4M3's grid is relative, so a small scale only moves the smallest values
 # towards the subnormals. Short spikes are why recipes keep a long history and why newer ones
