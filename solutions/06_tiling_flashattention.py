@@ -95,3 +95,24 @@ def online_softmax_step(m_prev, l_prev, o_prev, s_block, v_block):
 
 
 check("06.4", online_softmax_step)
+
+# %% [markdown]
+# ### Exercise 06.6 (design): a tile for a skinny matmul
+#
+# A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
+# $8192 \times 8192$ matmul in BF16. Choose its output tile `tile_m` $\times$ `tile_n` (each a
+# multiple of 16, at most 512) within two budgets per block: the double-buffered slices in shared
+# memory, `tiling.smem_bytes_per_block(tile_m, tile_n, 32, 2, stages=2)`, at most 64 KiB; and the
+# FP32 accumulators in registers, `tile_m * tile_n * 4` bytes, at most 64 KiB. Pick the tile that
+# moves the fewest HBM bytes by `tiling.tiled_matmul_traffic(200, 8192, 8192, tile_m, tile_n)`, and
+# answer its `bytes_moved` (a float). Is your tile square?
+
+# %%
+### BEGIN SOLUTION
+candidates = [(tiling.tiled_matmul_traffic(200, 8192, 8192, tm, tn).bytes_moved, tm, tn)
+              for tm in range(16, 513, 16) for tn in range(16, 513, 16)
+              if tiling.smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= 64 * 1024
+              and tm * tn * 4 <= 64 * 1024]
+skinny_bytes, tile_m, tile_n = min(candidates)
+### END SOLUTION
+check("06.6", skinny_bytes)

@@ -12,7 +12,7 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
-from course_lib.tiling import tile_limit, tiled_matmul_traffic
+from course_lib.tiling import smem_bytes_per_block, tile_limit, tiled_matmul_traffic
 
 __all__ = ["EXERCISES"]
 
@@ -154,6 +154,53 @@ def _online_cases(rng) -> list:
     return cases
 
 
+# --- 06.6 (design): a tile for a skinny matmul under two on-chip budgets ---------------------
+
+SKINNY = (200, 8192, 8192)                 # 06.6: m x k by k x n in BF16
+SKINNY_SMEM, SKINNY_ACC = 64 * 1024, 64 * 1024      # bytes: staged slices (tile_k 32, 2 stages); FP32 accumulators
+SKINNY_SIDES = range(16, 513, 16)
+
+
+def _skinny_fits(tm, tn, accumulators=True) -> bool:
+    return (smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM
+            and (not accumulators or tm * tn * 4 <= SKINNY_ACC))
+
+
+def _skinny_bytes(tm, tn) -> float:
+    return tiled_matmul_traffic(*SKINNY, tm, tn).bytes_moved
+
+
+def _skinny_best(keep=lambda tm, tn: True, accumulators=True) -> float:
+    return min(_skinny_bytes(tm, tn) for tm in SKINNY_SIDES for tn in SKINNY_SIDES
+               if _skinny_fits(tm, tn, accumulators) and keep(tm, tn))
+
+
+SQUARE_BEST = Misconception(
+    "square-tile-best", "A square tile taken to be best for every shape: with m = 200 the row of "
+    "tiles is cut by ceil(m / tile_m), so a tile_m that covers m in as few tiles as possible, and "
+    "the rest of the budget spent on tile_n, moves less.", "06", _TILED,
+    "Count ceil(200 / tile_m) for tile_m = 112 and 128: what does the smaller one free for tile_n?")
+COVER_M = Misconception(
+    "cover-m-reads-weights-once", "One row of tiles covering all of m, so that B is read once, taken "
+    "to be best: the accumulator budget then leaves tile_n so narrow that A is read very many times.",
+    "06", _TILED, "Compare a_bytes and b_bytes of tiled_matmul_traffic for your tile.")
+ACCUMULATORS_IGNORED = Misconception(
+    "accumulators-ignored", "The shared-memory budget alone: the tile_m x tile_n FP32 accumulators "
+    "live in registers and must fit their own budget.", "06", _TILED,
+    "Check tile_m x tile_n x 4 bytes against 64 KiB.")
+FLOOR_NOT_TILED = Misconception(
+    "floor-not-tiled-traffic", "The floor, every operand once, where the tiled traffic was asked: "
+    "a tile re-reads A once per column of tiles and B once per row of tiles.", "06", _TILED,
+    "Use tiled_matmul_traffic(...).bytes_moved, not min_bytes.")
+
+
+def _skinny_wrong() -> dict:
+    return {SQUARE_BEST: _skinny_best(lambda tm, tn: tm == tn),
+            COVER_M: _skinny_best(lambda tm, tn: tm >= SKINNY[0]),
+            ACCUMULATORS_IGNORED: _skinny_best(accumulators=False),
+            FLOOR_NOT_TILED: tiled_matmul_traffic(*SKINNY, 16).min_bytes}
+
+
 EXERCISES = [
     ChoiceExercise(
         "06.1", expected=_doubling_effect, choices=_TILE_CHOICES,
@@ -189,4 +236,15 @@ EXERCISES = [
                "by exp(m_prev - m_new).",
                "Exponentiate the block as exp(s_block - m_new[:, None]); without subtracting the "
                "maximum, scores in the hundreds overflow.")),
+    ValueExercise(
+        "06.6", expected=_skinny_best, rel_tol=1e-9, wrong_answers=_skinny_wrong,
+        concepts=("tile-sizing", "tiling-traffic"),
+        form="a float: the HBM bytes moved by your tile (tiled_matmul_traffic(...).bytes_moved), the "
+             "fewest any tile within both budgets achieves",
+        hints=("A is read once per column of tiles, ceil(n / tile_n) times; B once per row of tiles, "
+               "ceil(m / tile_m) times. With m = 200, the second count is small.",
+               "Both budgets limit the tile: 128 (tile_m + tile_n) bytes of shared memory and "
+               "4 tile_m tile_n bytes of accumulators, each at most 64 KiB.",
+               "Sweep tile_m and tile_n over multiples of 16, keep the pairs within both budgets, and "
+               "take the fewest bytes_moved.")),
 ]
