@@ -100,6 +100,21 @@ def kv_cache_total_bytes(layers, kv_heads, head_dim, bytes_per_element, context_
 check("07.5", kv_cache_total_bytes)
 
 # %% [markdown]
+# ### Exercise 07.8 (design): the cheapest deployment under a latency target
+#
+# You serve Llama 3 70B in BF16 on H100 SXMs, every sequence holding 4096 tokens of context, and
+# pay (an assumption for this exercise, not a quoted price) $3.00 per GPU per hour. Each decode
+# step must take at most **20 ms**. Choose the number of GPUs (2, 4 or 8, ideal tensor
+# parallelism: `decode_step("Llama 3 70B", "H100 SXM", batch, 4096, "bf16", n_devices)`) and the
+# batch (1 to 2048) whose weights and cache fit (`.fits`) and that cost the least per token, and
+# answer that cost in dollars per million tokens with
+# `cost_per_million_tokens_usd(step.tokens_per_s, 3.0, n_devices)` (a float).
+
+# %%
+raise NotImplementedError("exercise 07.8: the cheapest deployment under a latency target")
+check("07.8", best_usd)
+
+# %% [markdown]
 # ## Going further
 #
 # - Why does the answer to 07.4 disappear at long contexts? Compare the FLOP per cached byte of

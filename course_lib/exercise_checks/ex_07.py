@@ -174,6 +174,54 @@ def _kv_cases(rng) -> list:
     return cases
 
 
+# --- 07.8 (design): the cheapest deployment under a latency target ----------------------------
+
+DEPLOY_MODEL, DEPLOY_CONTEXT, DEPLOY_PRICE, DEPLOY_TARGET_S = "Llama 3 70B", 4096, 3.0, 0.020
+DEPLOY_DEVICES, DEPLOY_BATCHES = (2, 4, 8), range(1, 2049)
+
+
+def _deploy_costs(latency=True, price_devices=True) -> dict:
+    """{n_devices: the lowest $ per million tokens over the batches that fit and meet the target}."""
+    costs = {}
+    for n in DEPLOY_DEVICES:
+        for b in DEPLOY_BATCHES:
+            step = decode_step(DEPLOY_MODEL, "H100 SXM", b, DEPLOY_CONTEXT, "bf16", n)
+            if not step.fits:
+                break                                   # a larger batch holds more cache still
+            if latency and step.t_step_s > DEPLOY_TARGET_S:
+                continue
+            usd = cost_per_million_tokens_usd(step.tokens_per_s, DEPLOY_PRICE, n if price_devices else 1)
+            costs[n] = min(costs.get(n, math.inf), usd)
+    if not costs:
+        raise RuntimeError("07.8: no deployment meets the constraints")
+    return costs
+
+
+def _cheapest_deployment() -> float:
+    return min(_deploy_costs().values())
+
+
+FEWEST_GPUS = Misconception(
+    "fewest-gpus-cheapest", "The fewest GPUs that meet the target taken to be the cheapest: more GPUs "
+    "hold more KV cache and read the weights faster, so they serve a larger batch per step and each "
+    "token can cost less.", "07", _COST,
+    "Find the best batch for each number of GPUs and compare the dollars per million tokens.")
+LATENCY_IGNORED = Misconception(
+    "latency-target-ignored", "The largest batch that fits memory, whatever its step time: a larger "
+    "batch is cheaper per token but each step is slower, and the target caps it.", "07", _COST,
+    "Check decode_step(...).t_step_s of your batch against 20 ms.")
+ONE_DEVICE_PRICE = Misconception(
+    "one-device-price", "The price of one GPU charged for a deployment of several: every GPU of it "
+    "is paid by the hour.", "07", _COST, "Pass n_devices to cost_per_million_tokens_usd.")
+
+
+def _deployment_wrong() -> dict:
+    costs = _deploy_costs()
+    return {FEWEST_GPUS: costs[min(costs)],
+            LATENCY_IGNORED: min(_deploy_costs(latency=False).values()),
+            ONE_DEVICE_PRICE: min(_deploy_costs(price_devices=False).values())}
+
+
 EXERCISES = [
     ChoiceExercise(
         "07.1", expected=_bound_70b_on_four_h200, choices=("memory", "compute"),
@@ -216,4 +264,14 @@ EXERCISES = [
                "One token's cache is 2 x layers x kv_heads x head_dim x bytes_per_element.",
                "Multiply by the tokens of one sequence and by the number of sequences: it is linear "
                "in both, and query heads do not appear.")),
+    ValueExercise(
+        "07.8", expected=_cheapest_deployment, rel_tol=1e-6, wrong_answers=_deployment_wrong,
+        concepts=("serving-cost", "decode-bound", "kv-cache"),
+        form="a float: dollars per million tokens of the cheapest deployment that fits and meets "
+             "the 20 ms step target",
+        hints=("Two constraints cap the batch: the weights and KV cache must fit (decode_step(...).fits), "
+               "and a step must take at most 20 ms (.t_step_s).",
+               "For each number of GPUs, the cheapest batch is the largest one that meets both; then "
+               "compare the GPU counts.",
+               "cost_per_million_tokens_usd(step.tokens_per_s, 3.0, n) for each candidate; keep the lowest.")),
 ]
