@@ -85,6 +85,27 @@ def zero_bytes(n_params, dp, stage):
 check("08.4", zero_bytes)
 
 # %% [markdown]
+# ### Exercise 08.7 (design): the fastest parallel layout that fits
+#
+# You train a 70B model (`model = transformer_for_params(70e9)`) on 256 H100 SXMs, with
+# 4 x 2^20 tokens per step. Choose a plan `ParallelPlan(256, tp, pp, zero_stage, micro_batches,
+# recompute)` (from `course_lib.parallelism`) with `tp` in (1, 2, 4, 8, 16), `pp` in (1, 2, 4, 8),
+# `zero_stage` in (1, 2, 3) and `recompute` in ("none", "selective", "full"); give it
+# `micro_batches = min(32, sequences)`, where `sequences = 4 * 2**20 // (dp * model.seq_len)` are the
+# sequences each of the `dp = 256 // (tp * pp)` replicas gets (skip a plan that leaves fewer than one).
+# `estimate_training_step(model, plan, "H100 SXM", 4 * 2**20)` says whether it fits (`.fits`) and how
+# long a step takes (`.step_time_s`). Among the plans that fit, answer the shortest step time in
+# seconds (a float). Which plan is it, and why does it beat the plan a whole node of tensor
+# parallelism gives?
+
+# %%
+from course_lib.parallelism import ParallelPlan, estimate_training_step, transformer_for_params
+
+model = transformer_for_params(70e9)
+raise NotImplementedError("exercise 08.7: the fastest parallel layout that fits")
+check("08.7", step_s)
+
+# %% [markdown]
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that
 # trains a 175 B model with 4 Mi tokens per step without running out of memory, first with
 # ZeRO stage 1, then with stage 3.

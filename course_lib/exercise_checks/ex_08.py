@@ -128,6 +128,55 @@ def _zero_cases(rng) -> list:
     return cases
 
 
+# --- 08.7 (design): the fastest parallel layout that fits -------------------------------------
+
+_SPLIT = "3. Four ways to split a training step"
+LAYOUT_PARAMS, LAYOUT_GPUS, LAYOUT_TOKENS = 70e9, 256, 4 * 2 ** 20
+LAYOUT_TP, LAYOUT_PP, LAYOUT_ZERO = (1, 2, 4, 8, 16), (1, 2, 4, 8), (1, 2, 3)
+
+
+def _layouts():
+    """Every 08.7 plan with at least one sequence per replica, and its StepEstimate."""
+    from course_lib.parallelism import RECOMPUTE, ParallelPlan, estimate_training_step, transformer_for_params
+    model = transformer_for_params(LAYOUT_PARAMS)
+    rows = []
+    for tp in LAYOUT_TP:
+        for pp in LAYOUT_PP:
+            dp = LAYOUT_GPUS // (tp * pp)
+            sequences = int(LAYOUT_TOKENS // (dp * model.seq_len))
+            if sequences < 1:
+                continue
+            for zero in LAYOUT_ZERO:
+                for recompute in RECOMPUTE:
+                    plan = ParallelPlan(LAYOUT_GPUS, tp, pp, zero, min(32, sequences), recompute)
+                    rows.append((plan, estimate_training_step(model, plan, "H100 SXM", LAYOUT_TOKENS)))
+    return rows
+
+
+def _fastest_layout(keep=lambda plan, est: est.fits) -> float:
+    return min(est.step_time_s for plan, est in _layouts() if keep(plan, est))
+
+
+MEMORY_IGNORED = Misconception(
+    "fastest-plan-ignoring-memory", "The fastest plan whatever memory it needs: with little "
+    "parallelism every GPU holds too many weights, optimizer states and activations to fit in 80 GB.",
+    "08", _ZERO, "Keep only the plans whose estimate_training_step(...).fits is True.")
+ZERO3_SLOW = Misconception(
+    "zero3-always-slower", "ZeRO stage 3 ruled out as too slow: its gathers of the weights hide "
+    "behind the compute here, and the memory it frees lets a plan with less tensor parallelism fit.",
+    "08", _ZERO, "Include zero_stage=3 and read the data-parallel term of est.times.")
+TP_ONE_NODE = Misconception(
+    "tensor-parallel-whole-node", "Tensor parallelism across the whole node (tp = 8) taken to be the "
+    "rule: every all-reduce it adds sits on the critical path, so the smallest tp that fits is faster.",
+    "08", _SPLIT, "Compare est.times['tensor comm'] at tp = 2, 4 and 8.")
+
+
+def _layout_wrong() -> dict:
+    return {MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
+            ZERO3_SLOW: _fastest_layout(lambda plan, est: est.fits and plan.zero_stage < 3),
+            TP_ONE_NODE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 8)}
+
+
 EXERCISES = [
     ChoiceExercise(
         "08.1", expected=_tp_across_nodes, choices=("less", "more"),
@@ -158,4 +207,14 @@ EXERCISES = [
         hints=("Mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter: weights, gradients, optimizer.",
                "Stage 1 divides the optimizer state by dp, stage 2 also the gradients, stage 3 also the weights.",
                "Stage 0 is plain data parallelism: nothing is divided.")),
+    ValueExercise(
+        "08.7", expected=_fastest_layout, rel_tol=1e-6, wrong_answers=_layout_wrong,
+        concepts=("training-memory", "comm-vs-compute"),
+        form="a float: seconds, the shortest step_time_s of the plans that fit",
+        hints=("Two demands pull apart: more tensor or pipeline parallelism cuts the memory per GPU, "
+               "and adds exposed communication or a bubble to the step.",
+               "Build each plan as the statement says, estimate it, and drop the ones whose .fits is "
+               "False before comparing times.",
+               "ZeRO stage 3 divides the weights too; its traffic is hidden behind the backward pass "
+               "unless it exceeds it.")),
 ]
