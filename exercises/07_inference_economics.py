@@ -115,6 +115,22 @@ raise NotImplementedError("exercise 07.8: the cheapest deployment under a latenc
 check("07.8", best_usd)
 
 # %% [markdown]
+# ### Exercise 07.9 (diagnose): which quantization scheme does a long-context step want?
+#
+# Llama 3 8B decodes on an H100 SXM with a batch of 16 sequences, each holding 4096 tokens of
+# context. You may deploy one of three schemes (`precision=` of `decode_step`): `"int8 weights"`
+# and `"int4 weights"` store only the weights in fewer bits (the KV cache stays BF16); `"fp8"`
+# stores weights and cache in 8 bits. **Diagnose first** with
+# `decode_step("Llama 3 8B", "H100 SXM", 16, 4096, "bf16")`: what bounds the step, and which of its
+# bytes dominate? Then choose the scheme with the shortest step.
+
+# %%
+base = decode_step("Llama 3 8B", "H100 SXM", 16, 4096, "bf16")
+print(f"{base.bound}-bound: {base.weight_bytes / 1e9:.1f} GB of weights, {base.kv_bytes / 1e9:.1f} GB of cache per step")
+raise NotImplementedError("exercise 07.9: which quantization scheme does a long-context step want?")
+check("07.9", scheme)
+
+# %% [markdown]
 # ## Going further
 #
 # - Why does the answer to 07.4 disappear at long contexts? Compare the FLOP per cached byte of

@@ -222,6 +222,37 @@ def _deployment_wrong() -> dict:
             ONE_DEVICE_PRICE: min(_deploy_costs(price_devices=False).values())}
 
 
+# --- 07.9 (diagnose): which quantization scheme a long-context decode step wants -------------
+
+_QUANTIZE = "7. What quantization and GQA buy"
+SCHEME_CHOICES = ("int8 weights", "int4 weights", "fp8")
+SCHEME_CASE = ("Llama 3 8B", "H100 SXM", 16, 4096)          # model, accelerator, batch, context
+
+
+def _fastest_scheme() -> str:
+    model, acc, batch, context = SCHEME_CASE
+    times = {p: decode_step(model, acc, batch, context, p).t_step_s for p in SCHEME_CHOICES}
+    best = min(times, key=times.get)
+    if sorted(times.values())[1] <= times[best] * 1.01:
+        raise RuntimeError(f"07.9 must have one clearly fastest scheme: {times}")
+    return best
+
+
+FEWEST_WEIGHT_BITS = Misconception(
+    "fewest-weight-bits-win", "The fewest bits per weight taken to win whatever the workload: at "
+    "4096 tokens of context and a batch of 16 the KV cache is a large share of the bytes a step "
+    "reads, and weight-only schemes leave it in BF16.", "07", _QUANTIZE,
+    "Split the step's bytes: decode_step(...).weight_bytes against .kv_bytes, for each scheme.")
+INT8_LIKE_FP8 = Misconception(
+    "int8-weights-like-fp8", "Int8 weights taken to save what FP8 saves: both store weights in 8 "
+    "bits, but only the FP8 scheme also halves the KV cache.", "07", _QUANTIZE,
+    "Compare .kv_bytes of the two schemes.")
+
+
+def _scheme_wrong() -> dict:
+    return {FEWEST_WEIGHT_BITS: "int4 weights", INT8_LIKE_FP8: "int8 weights"}
+
+
 EXERCISES = [
     ChoiceExercise(
         "07.1", expected=_bound_70b_on_four_h200, choices=("memory", "compute"),
@@ -274,4 +305,12 @@ EXERCISES = [
                "For each number of GPUs, the cheapest batch is the largest one that meets both; then "
                "compare the GPU counts.",
                "cost_per_million_tokens_usd(step.tokens_per_s, 3.0, n) for each candidate; keep the lowest.")),
+    ChoiceExercise(
+        "07.9", expected=_fastest_scheme, choices=SCHEME_CHOICES, wrong_answers=_scheme_wrong,
+        concepts=("decode-bound", "kv-cache"),
+        form="one of 'int8 weights', 'int4 weights' or 'fp8': the scheme with the shortest decode step",
+        hints=("Diagnose first: is the step memory- or compute-bound, and which bytes does it read?",
+               "decode_step(...).weight_bytes and .kv_bytes: which of them does each scheme shrink, "
+               "and by how much?",
+               "Measure: decode_step('Llama 3 8B', 'H100 SXM', 16, 4096, scheme).t_step_s for the three.")),
 ]
