@@ -106,6 +106,22 @@ raise NotImplementedError("exercise 08.7: the fastest parallel layout that fits"
 check("08.7", step_s)
 
 # %% [markdown]
+# ### Exercise 08.8 (design): how many micro-batches for an 8-stage pipeline?
+#
+# A model is split into 8 pipeline stages. Each step may idle at most **8 %** of its time
+# (`bubble_fraction`), and each stage has room for the activations of at most **16**
+# micro-batches at once (`peak_in_flight`). Choose the schedule, `"gpipe"` or `"1f1b"`, and the
+# number of micro-batches per step: answer the **fewest** micro-batches that meet both caps with
+# one of the two schedules (an integer). **Predict first** with the lesson's bubble formula, then
+# measure with `simulate_pipeline(8, m, schedule)` (from `course_lib.parallelism`).
+
+# %%
+from course_lib.parallelism import simulate_pipeline
+
+raise NotImplementedError("exercise 08.8: how many micro-batches for an 8-stage pipeline?")
+check("08.8", micro_batches)
+
+# %% [markdown]
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that
 # trains a 175 B model with 4 Mi tokens per step without running out of memory, first with
 # ZeRO stage 1, then with stage 3.

@@ -146,6 +146,29 @@ print(f"tp {best.plan.tp}, pp {best.plan.pp}, ZeRO-{best.plan.zero_stage}, {best
 check("08.7", step_s)
 
 # %% [markdown]
+# ### Exercise 08.8 (design): how many micro-batches for an 8-stage pipeline?
+#
+# A model is split into 8 pipeline stages. Each step may idle at most **8 %** of its time
+# (`bubble_fraction`), and each stage has room for the activations of at most **16**
+# micro-batches at once (`peak_in_flight`). Choose the schedule, `"gpipe"` or `"1f1b"`, and the
+# number of micro-batches per step: answer the **fewest** micro-batches that meet both caps with
+# one of the two schedules (an integer). **Predict first** with the lesson's bubble formula, then
+# measure with `simulate_pipeline(8, m, schedule)` (from `course_lib.parallelism`).
+
+# %%
+from course_lib.parallelism import simulate_pipeline
+
+### BEGIN SOLUTION
+def meets(m, schedule):
+    run = simulate_pipeline(8, m, schedule)
+    return run.bubble_fraction <= 0.08 and run.peak_in_flight.max() <= 16
+
+
+micro_batches = next(m for m in range(1, 1001) if meets(m, "1f1b") or meets(m, "gpipe"))
+### END SOLUTION
+check("08.8", micro_batches)
+
+# %% [markdown]
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that
 # trains a 175 B model with 4 Mi tokens per step without running out of memory, first with
 # ZeRO stage 1, then with stage 3.

@@ -177,6 +177,40 @@ def _layout_wrong() -> dict:
             TP_ONE_NODE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 8)}
 
 
+# --- 08.8 (design): micro-batches for a pipeline under an idle and a memory cap ---------------
+
+PIPE_STAGES, PIPE_IDLE, PIPE_IN_FLIGHT = 8, 0.08, 16
+
+
+def _pipeline_ok(m, schedule) -> bool:
+    from course_lib.parallelism import simulate_pipeline
+    run = simulate_pipeline(PIPE_STAGES, m, schedule)
+    return run.bubble_fraction <= PIPE_IDLE and int(run.peak_in_flight.max()) <= PIPE_IN_FLIGHT
+
+
+def _fewest_micro_batches() -> int:
+    for m in range(1, 1001):
+        if _pipeline_ok(m, "1f1b") or _pipeline_ok(m, "gpipe"):
+            return m
+    raise RuntimeError("08.8: no micro-batch count up to 1000 meets both caps")
+
+
+NARAYANAN_FORM = Misconception(
+    "bubble-over-compute-not-step", "The bubble measured against the ideal compute time, (p-1)/m, "
+    "where the share of the whole step, (p-1)/(m+p-1), was asked.", "08", _SPLIT,
+    "Read bubble_fraction from simulate_pipeline: idle time over the whole step.")
+CAP_BOUNDS_M = Misconception(
+    "memory-cap-bounds-micro-batches", "The activation cap taken to bound the number of "
+    "micro-batches: it bounds only those a stage holds at once, and 1F1B holds at most p of them "
+    "however many there are.", "08", _SPLIT,
+    "Compare peak_in_flight of the 'gpipe' and '1f1b' schedules at the same m.")
+
+
+def _micro_batches_wrong() -> dict:
+    narayanan = next(m for m in range(1, 1001) if (PIPE_STAGES - 1) / m <= PIPE_IDLE)
+    return {NARAYANAN_FORM: narayanan, CAP_BOUNDS_M: PIPE_IN_FLIGHT}
+
+
 EXERCISES = [
     ChoiceExercise(
         "08.1", expected=_tp_across_nodes, choices=("less", "more"),
@@ -217,4 +251,14 @@ EXERCISES = [
                "False before comparing times.",
                "ZeRO stage 3 divides the weights too; its traffic is hidden behind the backward pass "
                "unless it exceeds it.")),
+    ValueExercise(
+        "08.8", expected=_fewest_micro_batches, rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
+        concepts=("comm-vs-compute", "training-memory"),
+        form="an integer: the fewest micro-batches per step that meet both caps with one of the two "
+             "schedules (exact)",
+        hints=("Two caps pull apart: more micro-batches shrink the bubble, and under GPipe every one "
+               "of them is in flight at once.",
+               "simulate_pipeline(8, m, schedule) reports bubble_fraction and peak_in_flight; 1F1B "
+               "keeps far fewer micro-batches alive than GPipe.",
+               "Predict with (p - 1) / (m + p - 1) <= 0.08, then confirm the smallest m with the simulator.")),
 ]
