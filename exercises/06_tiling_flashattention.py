@@ -95,3 +95,18 @@ check("06.4", online_softmax_step)
 # %%
 raise NotImplementedError("exercise 06.6: a tile for a skinny matmul")
 check("06.6", skinny_bytes)
+
+# %% [markdown]
+# ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
+#
+# A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, with
+# square blocks of `block` query rows and `block` keys. While it works on one block, a thread block
+# keeps on chip the $Q$, $K$ and $V$ blocks (`block` $\times 64$ each) and the `block` $\times$
+# `block` score tile, all in BF16, and that must fit **64 KiB**. Choose `block`, a multiple of 16,
+# that moves the fewest elements between HBM and the chip by
+# `attention.flash_attention_traffic(4000, 64, block).elements_moved`, and answer that count (a
+# float).
+
+# %%
+raise NotImplementedError("exercise 06.7: the attention block that fits a shared-memory budget")
+check("06.7", attn_elements)

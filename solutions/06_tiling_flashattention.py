@@ -116,3 +116,21 @@ candidates = [(tiling.tiled_matmul_traffic(200, 8192, 8192, tm, tn).bytes_moved,
 skinny_bytes, tile_m, tile_n = min(candidates)
 ### END SOLUTION
 check("06.6", skinny_bytes)
+
+# %% [markdown]
+# ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
+#
+# A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, with
+# square blocks of `block` query rows and `block` keys. While it works on one block, a thread block
+# keeps on chip the $Q$, $K$ and $V$ blocks (`block` $\times 64$ each) and the `block` $\times$
+# `block` score tile, all in BF16, and that must fit **64 KiB**. Choose `block`, a multiple of 16,
+# that moves the fewest elements between HBM and the chip by
+# `attention.flash_attention_traffic(4000, 64, block).elements_moved`, and answer that count (a
+# float).
+
+# %%
+### BEGIN SOLUTION
+fitting = [b for b in range(16, 513, 16) if (3 * b * 64 + b * b) * 2 <= 64 * 1024]
+attn_elements = min(attention.flash_attention_traffic(4000, 64, b).elements_moved for b in fitting)
+### END SOLUTION
+check("06.7", attn_elements)

@@ -201,6 +201,32 @@ def _skinny_wrong() -> dict:
             FLOOR_NOT_TILED: tiled_matmul_traffic(*SKINNY, 16).min_bytes}
 
 
+# --- 06.7 (design): the attention block that fits a shared-memory budget ----------------------
+
+ATTN_N, ATTN_D, ATTN_SMEM = 4000, 64, 64 * 1024      # 06.7: one head, BF16 blocks, bytes per block
+
+
+def _attn_block_bytes(block, score_tile=True, element_bytes=2) -> int:
+    """Q, K and V blocks of ``block`` rows and the block x block score tile, in bytes."""
+    return (3 * block * ATTN_D + (block * block if score_tile else 0)) * element_bytes
+
+
+def _attn_best(**budget) -> float:
+    return min(flash_attention_traffic(ATTN_N, ATTN_D, b).elements_moved for b in range(16, 513, 16)
+               if _attn_block_bytes(b, **budget) <= ATTN_SMEM)
+
+
+SCORE_TILE_FORGOTTEN = Misconception(
+    "score-tile-forgotten", "The score tile left out of the budget: the block x block scores S = Q K^T "
+    "live on chip too, and they grow with the square of the block.", "06", _ATTENTION,
+    "Count the Q, K and V blocks and the block x block score tile.")
+
+
+def _attn_wrong() -> dict:
+    return {SCORE_TILE_FORGOTTEN: _attn_best(score_tile=False),
+            shared("fp32-bytes", "06", _ATTENTION): _attn_best(element_bytes=4)}
+
+
 EXERCISES = [
     ChoiceExercise(
         "06.1", expected=_doubling_effect, choices=_TILE_CHOICES,
@@ -247,4 +273,14 @@ EXERCISES = [
                "4 tile_m tile_n bytes of accumulators, each at most 64 KiB.",
                "Sweep tile_m and tile_n over multiples of 16, keep the pairs within both budgets, and "
                "take the fewest bytes_moved.")),
+    ValueExercise(
+        "06.7", expected=_attn_best, rel_tol=1e-9, wrong_answers=_attn_wrong,
+        concepts=("flash-attention", "tile-sizing"),
+        form="a float: the elements moved (flash_attention_traffic(...).elements_moved) at the best "
+             "block that fits 64 KiB",
+        hints=("A larger block re-reads K and V fewer times: every query block visits all the keys.",
+               "The budget holds three block x 64 BF16 blocks (Q, K, V) and a block x block score tile, "
+               "2 bytes per element.",
+               "Sweep the block over multiples of 16, keep those within 64 KiB, and take the fewest "
+               "elements_moved.")),
 ]
