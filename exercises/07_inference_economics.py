@@ -142,6 +142,37 @@ raise NotImplementedError("exercise 07.7: how many slots for a latency target?")
 check("07.7", slots)
 
 # %% [markdown]
+# ### Exercise 07.8 (design): the cheapest deployment under a latency target
+#
+# You serve Llama 3 70B in BF16 on H100 SXMs, every sequence holding 4096 tokens of context, and
+# pay (an assumption for this exercise, not a quoted price) $3.00 per GPU per hour. Each decode
+# step must take at most **20 ms**. Choose the number of GPUs (2, 4 or 8, ideal tensor
+# parallelism: `decode_step("Llama 3 70B", "H100 SXM", batch, 4096, "bf16", n_devices)`) and the
+# batch (1 to 2048) whose weights and cache fit (`.fits`) and that cost the least per token, and
+# answer that cost in dollars per million tokens with
+# `cost_per_million_tokens_usd(step.tokens_per_s, 3.0, n_devices)` (a float).
+
+# %%
+raise NotImplementedError("exercise 07.8: the cheapest deployment under a latency target")
+check("07.8", best_usd)
+
+# %% [markdown]
+# ### Exercise 07.9 (diagnose): which quantization scheme does a long-context step want?
+#
+# Llama 3 8B decodes on an H100 SXM with a batch of 16 sequences, each holding 4096 tokens of
+# context. You may deploy one of three schemes (`precision=` of `decode_step`): `"int8 weights"`
+# and `"int4 weights"` store only the weights in fewer bits (the KV cache stays BF16); `"fp8"`
+# stores weights and cache in 8 bits. **Diagnose first** with
+# `decode_step("Llama 3 8B", "H100 SXM", 16, 4096, "bf16")`: what bounds the step, and which of its
+# bytes dominate? Then choose the scheme with the shortest step.
+
+# %%
+base = decode_step("Llama 3 8B", "H100 SXM", 16, 4096, "bf16")
+print(f"{base.bound}-bound: {base.weight_bytes / 1e9:.1f} GB of weights, {base.kv_bytes / 1e9:.1f} GB of cache per step")
+raise NotImplementedError("exercise 07.9: which quantization scheme does a long-context step want?")
+check("07.9", scheme)
+
+# %% [markdown]
 # ## Going further
 #
 # - Why does the answer to 07.4 disappear at long contexts? Compare the FLOP per cached byte of

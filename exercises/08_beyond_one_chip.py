@@ -86,6 +86,43 @@ def zero_bytes(n_params, dp, stage):
 check("08.4", zero_bytes)
 
 # %% [markdown]
+# ### Exercise 08.7 (design): the fastest parallel layout that fits
+#
+# You train a 70B model (`model = transformer_for_params(70e9)`) on 256 H100 SXMs, with
+# 4 x 2^20 tokens per step. Choose a plan `ParallelPlan(256, tp, pp, zero_stage, micro_batches,
+# recompute)` (from `course_lib.parallelism`) with `tp` in (1, 2, 4, 8, 16), `pp` in (1, 2, 4, 8),
+# `zero_stage` in (1, 2, 3) and `recompute` in ("none", "selective", "full"); give it
+# `micro_batches = min(32, sequences)`, where `sequences = 4 * 2**20 // (dp * model.seq_len)` are the
+# sequences each of the `dp = 256 // (tp * pp)` replicas gets (skip a plan that leaves fewer than one).
+# `estimate_training_step(model, plan, "H100 SXM", 4 * 2**20)` says whether it fits (`.fits`) and how
+# long a step takes (`.step_time_s`). Among the plans that fit, answer the shortest step time in
+# seconds (a float). Which plan is it, and why does it beat the plan a whole node of tensor
+# parallelism gives?
+
+# %%
+from course_lib.parallelism import ParallelPlan, estimate_training_step, transformer_for_params
+
+model = transformer_for_params(70e9)
+raise NotImplementedError("exercise 08.7: the fastest parallel layout that fits")
+check("08.7", step_s)
+
+# %% [markdown]
+# ### Exercise 08.8 (design): how many micro-batches for an 8-stage pipeline?
+#
+# A model is split into 8 pipeline stages. Each step may idle at most **8 %** of its time
+# (`bubble_fraction`), and each stage has room for the activations of at most **16**
+# micro-batches at once (`peak_in_flight`). Choose the schedule, `"gpipe"` or `"1f1b"`, and the
+# number of micro-batches per step: answer the **fewest** micro-batches that meet both caps with
+# one of the two schedules (an integer). **Predict first** with the lesson's bubble formula, then
+# measure with `simulate_pipeline(8, m, schedule)` (from `course_lib.parallelism`).
+
+# %%
+from course_lib.parallelism import simulate_pipeline
+
+raise NotImplementedError("exercise 08.8: how many micro-batches for an 8-stage pipeline?")
+check("08.8", micro_batches)
+
+# %% [markdown]
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that
 # trains a 175 B model with 4 Mi tokens per step without running out of memory, first with
 # ZeRO stage 1, then with stage 3.

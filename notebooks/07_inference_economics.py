@@ -628,7 +628,9 @@ assert np.isclose(gain, h200.mem_bandwidth / h100.mem_bandwidth, rtol=1e-6)
 # `my_work/07_inference_economics.py` (answers in `solutions/07_inference_economics.py`):
 # predict whether decode is memory- or compute-bound, compute a training time and a cost per
 # million tokens, find a crossover batch, write a KV-cache calculator, size a compute-optimal
-# model, and choose a number of serving slots that meets a memory budget and a latency target.
+# model (07.6), and choose a number of serving slots that meets a memory budget and a latency
+# target (07.7); then design the cheapest deployment of a 70B model under a latency target (07.8),
+# and diagnose which quantization scheme a long-context decode step wants (07.9).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

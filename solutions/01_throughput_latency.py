@@ -123,3 +123,45 @@ for row in register_pressure(128, 150, caps, 12 * 1024, "H100 SXM"):
 cap = best.cap
 ### END SOLUTION
 check("01.5", cap)
+# %% [markdown]
+# ### Exercise 01.6 (design): how many registers can a kernel afford?
+#
+# A kernel on the H100 SXM computes for 60 cycles between loads that take 500 cycles. It runs
+# 128-thread blocks with 12 KiB of shared memory per block, and its author wants to give each
+# thread as many registers as possible (fewer spills, more unrolling) while the SM still reaches
+# **90 % utilisation**. Decide the register budget in two steps: how many warps per SM the
+# latency-hiding simulator needs for 0.9 (`simulate_latency_hiding(np.arange(1, 65), 60, 500,
+# schedulers=4)`: an H100 SM has four schedulers), then how many registers per thread still let
+# that many warps in (`occupancy(128, r, 12 * 1024)` for `r` from 1 to 255). Answer the largest `r`,
+# an integer.
+
+# %%
+### BEGIN SOLUTION
+sweep = simulate_latency_hiding(np.arange(1, 65), 60, 500, schedulers=4)
+warps_needed = int(sweep.n_warps[np.argmax(sweep.utilisation >= 0.9)])
+budget = max(r for r in range(1, 256) if occupancy(128, r, 12 * 1024).warps_per_sm >= warps_needed)
+### END SOLUTION
+print(f"{occupancy(128, budget, 12 * 1024).warps_per_sm} warps resident with {budget} registers per thread")
+check("01.6", budget)
+
+# %% [markdown]
+# ### Exercise 01.7 (design): loads in flight for the warps that fit
+#
+# A streaming kernel on the H100 SXM reads one float32 (4 bytes) per load, runs 256-thread blocks,
+# uses 96 registers per thread and no shared memory. Its warps are too few to cover the memory
+# latency with one load at a time, so each thread issues `k` independent loads before it waits.
+# With the lesson's `ASSUMED_DRAM_LATENCY_S`, what is the **smallest** `k` for which the warps
+# this kernel keeps resident (`occupancy(256, 96, 0)`) hold the bytes in flight per SM that
+# Little's law asks (`littles_law("H100 SXM", bytes_per_thread=4, loads_in_flight_per_thread=k)`)?
+# Answer an integer.
+
+# %%
+from course_lib.latency import littles_law
+
+### BEGIN SOLUTION
+resident = occupancy(256, 96, 0).warps_per_sm
+k = 1
+while littles_law("H100 SXM", bytes_per_thread=4, loads_in_flight_per_thread=k).warps_needed_per_sm > resident:
+    k += 1
+### END SOLUTION
+check("01.7", k)

@@ -122,3 +122,51 @@ per_stack = bus_bandwidth_bytes_per_s(1024, 9.2e9)
 stacks = int(np.ceil(needed / per_stack))
 ### END SOLUTION
 check("03.5", stacks)
+# %% [markdown]
+# ### Exercise 03.6 (diagnose): which change pays in a double-buffered kernel?
+#
+# A profile of a double-buffered kernel shows 12 tiles, each with a copy of 1.3 µs and a compute
+# of 0.9 µs, two buffers. Three changes are on the table:
+#
+# - `"third buffer"`: three buffers instead of two;
+# - `"faster math"`: a compute twice as fast (1.3 µs copy, 0.45 µs compute);
+# - `"fp8 inputs"`: inputs stored in FP8 halve the copy, but each tile must then dequantize them,
+#   which adds 0.2 µs to its compute.
+#
+# **Diagnose first** with `pipeline_timeline(12, 1.3e-6, 0.9e-6, 2)` (from `course_lib.memory`):
+# which unit is busy all the time? Then choose the change that shortens the run most, measuring
+# each with `pipeline_timeline(n_tiles, t_copy_s, t_compute_s, buffers).total_s`.
+
+# %%
+from course_lib.memory import pipeline_timeline
+
+as_is = pipeline_timeline(12, 1.3e-6, 0.9e-6, 2)
+print(f"as is: {as_is.total_s * 1e6:.2f} us, compute busy {as_is.compute_busy_fraction:.0%} of the run")
+### BEGIN SOLUTION
+totals = {"third buffer": pipeline_timeline(12, 1.3e-6, 0.9e-6, 3).total_s,
+          "faster math": pipeline_timeline(12, 1.3e-6, 0.45e-6, 2).total_s,
+          "fp8 inputs": pipeline_timeline(12, 0.65e-6, 1.1e-6, 2).total_s}
+change = min(totals, key=totals.get)
+### END SOLUTION
+check("03.6", change)
+
+# %% [markdown]
+# ### Exercise 03.7 (design): pad the rows so that a column walk stops thrashing
+#
+# A kernel walks the first 64 columns of a row-major float32 matrix of 64 rows and 1024 columns,
+# column by column: for `j` in 0 to 63, for `i` in 0 to 63, it reads `a[i, j]`. Each row may be
+# padded by `pad` unused floats, so `a[i, j]` sits at byte address `4 * (i * (1024 + pad) + j)`.
+# The walk runs through a 32 KiB, 4-way LRU cache with 128-byte lines
+# (`simulate_cache(addresses, 32 * 1024, 128, 4)`). Choose the **smallest** `pad` (an integer number of
+# floats, 0 or more) for which the walk's hit rate reaches 0.9.
+
+# %%
+### BEGIN SOLUTION
+def walk(pad):
+    i, j = np.arange(64), np.arange(64)
+    return ((i[None, :] * (1024 + pad) + j[:, None]) * 4).ravel()
+
+
+pad = next(p for p in range(65) if simulate_cache(walk(p), 32 * 1024, 128, 4).hit_rate >= 0.9)
+### END SOLUTION
+check("03.7", pad)

@@ -153,3 +153,55 @@ check("04.6", optimize_first)
 # When every check passes, compare your answers with what the lesson found: the attention-score
 # product of 04.1 and the decode GEMV of 04.2 sit left of the ridge for the same reason, each
 # element crosses the memory bus to take part in too few operations.
+
+# %% [markdown]
+# ### Exercise 04.7 (design): the smallest tile that lifts an A100 matmul off its L2 roof
+#
+# Section 6 found that an $8192^3$ BF16 matmul cut into $64 \times 64$ output tiles is held below
+# the A100's peak by its L2 traffic. Choose the **smallest** square tile `T`, a multiple of 16, for
+# which the matmul reaches the A100's dense BF16 peak on the hierarchical roofline. Its L2 intensity
+# is `tiled_matmul_traffic(8192, 8192, 8192, T, bytes_per_element=2).intensity_flops_per_byte`
+# (from `course_lib.tiling`), its HBM intensity `rl.matmul_intensity(8192, 8192, 8192, 2)`, and
+# `rl.binding_ceiling({"L2": ..., level: ...}, "A100", "bf16")` returns the roof that binds and
+# the FLOP/s it allows (`level` is the HBM roof's name in `rl.hierarchical_ceilings("A100", "bf16")`).
+# Answer an integer.
+
+# %%
+from course_lib.tiling import tiled_matmul_traffic
+
+a100 = get_accelerator("A100")
+hbm_level = next(c.level for c in rl.hierarchical_ceilings(a100, "bf16") if c.level.startswith("HBM"))
+### BEGIN SOLUTION
+i_hbm = rl.matmul_intensity(8192, 8192, 8192, 2)
+
+
+def attainable(tile):
+    i_l2 = tiled_matmul_traffic(8192, 8192, 8192, tile, bytes_per_element=2).intensity_flops_per_byte
+    return rl.binding_ceiling({"L2": i_l2, hbm_level: i_hbm}, a100, "bf16")[1]
+
+
+tile = next(t for t in range(16, 513, 16) if attainable(t) >= a100.peak("bf16"))
+### END SOLUTION
+check("04.7", tile)
+
+# %% [markdown]
+# ### Exercise 04.8 (design): the largest batch under a latency target
+#
+# A serving layer multiplies a batch of `b` token vectors by one $8192 \times 8192$ BF16 weight
+# matrix: a $b \times 8192$ by $8192 \times 8192$ matmul on the H100 SXM. Each step must take at most
+# **60 µs** by the roofline bound, and a larger batch serves more tokens per step. Choose the
+# **largest** `b` that meets the target, with `rl.place_kernel(rl.matmul_kernel("layer", b, 8192,
+# 8192), "H100 SXM", "bf16").t_min_s` as the step time. **Predict first**: is the limit the
+# weights' bytes or the FLOP? Answer an integer.
+
+# %%
+### BEGIN SOLUTION
+def step_s(b):
+    return rl.place_kernel(rl.matmul_kernel("layer", b, 8192, 8192), "H100 SXM", "bf16").t_min_s
+
+
+b_max = max(b for b in range(1, 8193) if step_s(b) <= 60e-6)
+### END SOLUTION
+point = rl.place_kernel(rl.matmul_kernel("layer", b_max, 8192, 8192), "H100 SXM", "bf16")
+print(f"b = {b_max}: {point.t_min_s * 1e6:.1f} us, {point.bound}-bound")
+check("04.8", b_max)

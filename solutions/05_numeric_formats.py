@@ -154,3 +154,44 @@ check("05.6", margin)
 # When every check passes, compare with the lesson: 05.1 is the misconception of its last section,
 # 05.3 is the left edge of its loss-scaling plot, and 05.5 gives FP16's largest value, the one its
 # range table reads from `ml_dtypes`.
+
+# %% [markdown]
+# ### Exercise 05.7 (design): the cheapest format that meets an error budget
+#
+# A kernel stores an activation tensor between two passes; the values are the 10,000 below,
+# spread over several powers of ten. Choose the storage format with the **fewest bits** among
+# `"fp8_e4m3"`, `"fp8_e5m2"`, `"bf16"`, `"fp16"` and `"fp32"` that meets all three constraints
+# without any scaling: no value flushed to zero, no value overflowed, and a median relative error
+# of at most 0.1 %. `F.cast_stats(values, fmt)` reports the three for one format.
+
+# %%
+rng = np.random.default_rng(507)
+values = 10.0 ** rng.standard_normal(10_000) * rng.choice((-1.0, 1.0), size=10_000)
+### BEGIN SOLUTION
+def meets(fmt):
+    st = F.cast_stats(values, fmt)
+    return st.flushed_fraction == 0 and st.overflow_fraction == 0 and st.median_rel_error <= 1e-3
+
+
+ok = [f for f in ("fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "fp32") if meets(f)]
+fmt = min(ok, key=lambda f: F.get_format(f).bits)
+### END SOLUTION
+check("05.7", fmt)
+
+# %% [markdown]
+# ### Exercise 05.8 (predict, then measure): how long does a BF16 running sum stay within 1 %?
+#
+# A dot product adds the 16,384 products below, each between 0 and 0.02, into a running sum kept
+# in BF16 (no FP32 accumulator). **Predict first** with `F.stagnation_sum(0.01, "bf16")`: at what
+# sum does adding 0.01 stop changing it, and after how many products? Then **measure** with
+# `F.accumulate(products[:n], "bf16").rel_error` for `n` = 8, 16, 32, ..., 16384, and answer the
+# **first** of these lengths whose relative error exceeds 1 % (an integer).
+
+# %%
+products = np.random.default_rng(508).uniform(0.0, 0.02, 2 ** 14)
+print(f"the sum stagnates near {F.stagnation_sum(0.01, 'bf16')}")
+### BEGIN SOLUTION
+lengths = [2 ** k for k in range(3, 15)]
+n_over = next(n for n in lengths if F.accumulate(products[:n], "bf16").rel_error > 0.01)
+### END SOLUTION
+check("05.8", n_over)

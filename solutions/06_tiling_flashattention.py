@@ -118,3 +118,41 @@ one = tiling.graph_traffic(ops, sizes, [("rowmax", "sub_exp", "rowsum", "divide"
 saved_bytes = four.bytes_moved - one.bytes_moved
 ### END SOLUTION
 check("06.5", saved_bytes)
+# %% [markdown]
+# ### Exercise 06.6 (design): a tile for a skinny matmul
+#
+# A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
+# $8192 \times 8192$ matmul in BF16. Choose its output tile `tile_m` $\times$ `tile_n` (each a
+# multiple of 16, at most 512) within two budgets per block: the double-buffered slices in shared
+# memory, `tiling.smem_bytes_per_block(tile_m, tile_n, 32, 2, stages=2)`, at most 64 KiB; and the
+# FP32 accumulators in registers, `tile_m * tile_n * 4` bytes, at most 64 KiB. Pick the tile that
+# moves the fewest HBM bytes by `tiling.tiled_matmul_traffic(200, 8192, 8192, tile_m, tile_n)`, and
+# answer its `bytes_moved` (a float). Is your tile square?
+
+# %%
+### BEGIN SOLUTION
+candidates = [(tiling.tiled_matmul_traffic(200, 8192, 8192, tm, tn).bytes_moved, tm, tn)
+              for tm in range(16, 513, 16) for tn in range(16, 513, 16)
+              if tiling.smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= 64 * 1024
+              and tm * tn * 4 <= 64 * 1024]
+skinny_bytes, tile_m, tile_n = min(candidates)
+### END SOLUTION
+check("06.6", skinny_bytes)
+
+# %% [markdown]
+# ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
+#
+# A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, with
+# square blocks of `block` query rows and `block` keys. While it works on one block, a thread block
+# keeps on chip the $Q$, $K$ and $V$ blocks (`block` $\times 64$ each) and the `block` $\times$
+# `block` score tile, all in BF16, and that must fit **64 KiB**. Choose `block`, a multiple of 16,
+# that moves the fewest elements between HBM and the chip by
+# `attention.flash_attention_traffic(4000, 64, block).elements_moved`, and answer that count (a
+# float).
+
+# %%
+### BEGIN SOLUTION
+fitting = [b for b in range(16, 513, 16) if (3 * b * 64 + b * b) * 2 <= 64 * 1024]
+attn_elements = min(attention.flash_attention_traffic(4000, 64, b).elements_moved for b in fitting)
+### END SOLUTION
+check("06.7", attn_elements)

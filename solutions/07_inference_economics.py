@@ -170,6 +170,48 @@ slots = valid[len(valid) // 2]
 check("07.7", slots)
 
 # %% [markdown]
+# ### Exercise 07.8 (design): the cheapest deployment under a latency target
+#
+# You serve Llama 3 70B in BF16 on H100 SXMs, every sequence holding 4096 tokens of context, and
+# pay (an assumption for this exercise, not a quoted price) $3.00 per GPU per hour. Each decode
+# step must take at most **20 ms**. Choose the number of GPUs (2, 4 or 8, ideal tensor
+# parallelism: `decode_step("Llama 3 70B", "H100 SXM", batch, 4096, "bf16", n_devices)`) and the
+# batch (1 to 2048) whose weights and cache fit (`.fits`) and that cost the least per token, and
+# answer that cost in dollars per million tokens with
+# `cost_per_million_tokens_usd(step.tokens_per_s, 3.0, n_devices)` (a float).
+
+# %%
+### BEGIN SOLUTION
+best_usd = math.inf
+for n_devices in (2, 4, 8):
+    for batch in range(1, 2049):
+        step = decode_step("Llama 3 70B", "H100 SXM", batch, 4096, "bf16", n_devices)
+        if step.fits and step.t_step_s <= 0.020:
+            best_usd = min(best_usd, cost_per_million_tokens_usd(step.tokens_per_s, 3.0, n_devices))
+### END SOLUTION
+check("07.8", best_usd)
+
+# %% [markdown]
+# ### Exercise 07.9 (diagnose): which quantization scheme does a long-context step want?
+#
+# Llama 3 8B decodes on an H100 SXM with a batch of 16 sequences, each holding 4096 tokens of
+# context. You may deploy one of three schemes (`precision=` of `decode_step`): `"int8 weights"`
+# and `"int4 weights"` store only the weights in fewer bits (the KV cache stays BF16); `"fp8"`
+# stores weights and cache in 8 bits. **Diagnose first** with
+# `decode_step("Llama 3 8B", "H100 SXM", 16, 4096, "bf16")`: what bounds the step, and which of its
+# bytes dominate? Then choose the scheme with the shortest step.
+
+# %%
+base = decode_step("Llama 3 8B", "H100 SXM", 16, 4096, "bf16")
+print(f"{base.bound}-bound: {base.weight_bytes / 1e9:.1f} GB of weights, {base.kv_bytes / 1e9:.1f} GB of cache per step")
+### BEGIN SOLUTION
+times = {p: decode_step("Llama 3 8B", "H100 SXM", 16, 4096, p).t_step_s
+         for p in ("int8 weights", "int4 weights", "fp8")}
+scheme = min(times, key=times.get)
+### END SOLUTION
+check("07.9", scheme)
+
+# %% [markdown]
 # ## Going further
 #
 # - Why does the answer to 07.4 disappear at long contexts? Compare the FLOP per cached byte of

@@ -12,7 +12,8 @@
 # %% [markdown]
 # # 09 · Exercises: the kernel lab
 #
-# Thirteen puzzles on lesson 09, each a real CUDA kernel written in Python with `@cuda.jit`:
+# Thirteen puzzles on lesson 09, each a real CUDA kernel written in Python with `@cuda.jit`,
+# then two diagnoses of a correct but slow kernel from its profile (09.14, 09.15). The puzzles go
 # from one thread per element, through shared-memory reductions, coalesced transposes and a tiled
 # matmul, to the row softmax in one pass. Fill in the body of each kernel where it says
 # `NotImplementedError` and run the cell. `check` prints one line when the kernel is right;
@@ -455,3 +456,82 @@ check("09.13", online_softmax_kernel)
 # the copy of 09.7 and the transposes of 09.8 and 09.9 move the same bytes, and the tiled
 # matmul of 09.11 reads a fraction of what 09.10 reads, the ratio lesson 06 predicted for a
 # 16-wide tile.
+
+# %% [markdown]
+# ### Exercise 09.14 (diagnose): row sums that crawl
+#
+# Not every exercise asks for a kernel: this one gives you a correct but slow one and asks what
+# limits it. Each thread sums one row of a row-major float32 matrix of 128 rows and 24 columns:
+#
+# ```python
+# @cuda.jit
+# def row_sums(a, out):
+#     r = cuda.grid(1)
+#     if r < a.shape[0]:
+#         s = 0.0
+#         for c in range(a.shape[1]):
+#             s += a[r, c]
+#         out[r] = s
+# ```
+#
+# `slow_launch("09.14")` (from `course_lib.exercise_checks.ex_09`) returns `(kernel, grid, block,
+# args)`, the kernel with its launch and data. **Profile it** with
+# `profile_trace(trace_launch(kernel, grid, block, *args))` and read `.summary()` and `.table()`;
+# then name the one limit that wastes the most: `"uncoalesced"` (global loads that touch more
+# sectors than they need), `"bank-conflicts"` (shared-memory requests served in several passes),
+# `"divergence"` (lanes of a warp idle on another path) or `"atomics"` (many atomics on one address).
+
+# %%
+from course_lib.exercise_checks.ex_09 import slow_launch
+from course_lib.kernels.profile import profile_trace
+from course_lib.kernels.trace import trace_launch
+
+kernel, grid, block, args = slow_launch("09.14")
+row_profile = profile_trace(trace_launch(kernel, grid, block, *args))
+print(row_profile.summary())
+print(row_profile.table())
+### BEGIN SOLUTION
+waste = {"uncoalesced": 1 / row_profile.coalescing_efficiency,
+         "bank-conflicts": max(1, row_profile.bank_conflict_degree),
+         "divergence": 1 / row_profile.simt_efficiency,
+         "atomics": max(1, row_profile.atomic_max_contention)}
+limit = max(waste, key=waste.get)
+### END SOLUTION
+check("09.14", limit)
+
+# %% [markdown]
+# ### Exercise 09.15 (diagnose): the staged row sums
+#
+# A colleague fixes 09.14 by staging each block's 32 rows through a shared tile, so that lane `t`
+# loads column `t` (one block of one warp per 32 rows; here the rows are 32 floats long):
+#
+# ```python
+# @cuda.jit
+# def staged_row_sums(a, out):
+#     tile = cuda.shared.array((32, 32), np.float32)
+#     t = cuda.threadIdx.x
+#     r0 = cuda.blockIdx.x * 32
+#     for r in range(32):          # lane t loads column t of 32 rows
+#         tile[r, t] = a[r0 + r, t]
+#     cuda.syncthreads()
+#     s = 0.0
+#     for c in range(32):          # lane t sums row t of the tile
+#         s += tile[t, c]
+#     out[r0 + t] = s
+# ```
+#
+# It is still slower than it should be. Profile `slow_launch("09.15")` the same way and name what
+# limits it now, with the same four choices.
+
+# %%
+kernel, grid, block, args = slow_launch("09.15")
+staged_profile = profile_trace(trace_launch(kernel, grid, block, *args))
+print(staged_profile.table())
+### BEGIN SOLUTION
+waste = {"uncoalesced": 1 / staged_profile.coalescing_efficiency,
+         "bank-conflicts": max(1, staged_profile.bank_conflict_degree),
+         "divergence": 1 / staged_profile.simt_efficiency,
+         "atomics": max(1, staged_profile.atomic_max_contention)}
+limit = max(waste, key=waste.get)
+### END SOLUTION
+check("09.15", limit)

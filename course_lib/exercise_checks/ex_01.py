@@ -166,6 +166,103 @@ def _spill_cap_wrong() -> dict:
              "no cap at all (no spills)": SPILL_CAPS[0],
              "the whole 256 KiB as L1, forgetting the blocks' shared memory": _best_cap(_cap_rows(count_smem=False))}
     return {k: v for k, v in wrong.items() if v != right}
+# --- 01.6 (design): the register budget that still hides the latency ---------------------------
+
+#: 01.6's kernel: C compute cycles between loads of L cycles, 128-thread blocks, 12 KiB of shared
+#: memory per block, on an H100 SXM (four schedulers per SM).
+BUDGET_C, BUDGET_L, BUDGET_THREADS, BUDGET_SMEM = 60, 500, 128, 12 * 1024
+BUDGET_TARGET = 0.9
+
+ONE_SCHEDULER = Misconception(
+    "one-scheduler-per-sm", "The warps one scheduler needs taken for the whole SM: an H100 SM has "
+    "four schedulers, and each needs its own warps to switch between.", "01", _SIM,
+    "Run simulate_latency_hiding with schedulers=4, one per sub-partition.")
+PLAIN_REGISTER_DIVISION = Misconception(
+    "register-budget-plain-division", "The register budget from a plain division of the register "
+    "file by the warps needed: warps come in whole blocks, and each warp's registers in allocation "
+    "units from one sub-partition.", "01", _OCC,
+    "Try your register count in occupancy(...) and read warps_per_sm: does it keep the warps you need?")
+
+
+def _warps_needed(schedulers=4, target=BUDGET_TARGET) -> int:
+    sweep = simulate_latency_hiding(np.arange(1, 65), BUDGET_C, BUDGET_L, schedulers=schedulers)
+    reaches = sweep.utilisation >= target - 1e-12
+    if not reaches.any():
+        raise RuntimeError("01.6: the target is out of reach of 64 warps")
+    return int(sweep.n_warps[np.argmax(reaches)])
+
+
+def _largest_registers(warps, file_scale=1) -> int:
+    """The most registers per thread whose occupancy keeps ``warps`` warps per SM resident."""
+    acc = get_accelerator("H100 SXM")
+    fits = []
+    for r in range(1, acc.max_registers_per_thread + 1):
+        occ = occupancy(BUDGET_THREADS, r, BUDGET_SMEM, "H100 SXM")
+        if file_scale == 1:
+            resident = occ.warps_per_sm
+        else:                                         # the register limit with a larger file
+            by_regs = _warps_by_registers_with(r, "H100 SXM", file_scale=file_scale) // occ.warps_per_block
+            blocks = min(by_regs, *(v for k, v in occ.block_limits.items() if k != "registers"))
+            resident = blocks * occ.warps_per_block
+        if resident >= warps:
+            fits.append(r)
+    if not fits:
+        raise RuntimeError("01.6: no register count keeps enough warps")
+    return max(fits)
+
+
+def _register_budget() -> int:
+    return _largest_registers(_warps_needed())
+
+
+def _register_budget_wrong() -> dict:
+    need = _warps_needed()
+    return {ONE_SCHEDULER: _largest_registers(_warps_needed(schedulers=1)),
+            FULL_NOT_90: _largest_registers(_warps_needed(target=1.0)),
+            PLAIN_REGISTER_DIVISION: get_accelerator("H100 SXM").registers_per_sm // (need * 32),
+            shared("registers-256k", "01", "Misconceptions"): _largest_registers(need, file_scale=4)}
+
+
+# --- 01.7 (design): loads in flight per thread for the warps that fit ---------------------------
+
+#: 01.7's streaming kernel: 256-thread blocks, 96 registers per thread, no shared memory, one
+#: 4-byte load per element, on an H100 SXM.
+STREAM_THREADS, STREAM_REGISTERS, STREAM_LOAD_BYTES = 256, 96, 4
+
+OCCUPANCY_IGNORED = Misconception(
+    "max-warps-not-resident", "The SM's maximum warps where the warps this kernel keeps resident "
+    "were asked: its registers let fewer warps in, and each must carry more loads.", "01", _OCC,
+    "Read warps_per_sm from occupancy(...) for this kernel, not max_warps_per_sm.")
+LOADS_ROUNDED_DOWN = Misconception(
+    "loads-rounded-down", "The loads per thread rounded down: a thread issues whole loads, and one "
+    "fewer than the quotient leaves the bus short of bytes in flight.", "01", _LITTLE,
+    "Check your k: is littles_law(..., loads_in_flight_per_thread=k).warps_needed_per_sm at most "
+    "the resident warps?")
+LANES_FORGOTTEN = Misconception(
+    "warp-bytes-one-lane", "One thread's bytes counted for a whole warp: a warp's load moves 32 "
+    "lanes' worth.", "01", _LITTLE, "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
+
+
+def _stream_terms():
+    occ = occupancy(STREAM_THREADS, STREAM_REGISTERS, 0, "H100 SXM")
+    law = littles_law("H100 SXM", bytes_per_thread=STREAM_LOAD_BYTES)
+    return occ, law, law.bytes_in_flight_per_sm / STREAM_LOAD_BYTES
+
+
+def _loads_in_flight() -> int:
+    occ, law, per_sm_loads = _stream_terms()
+    k = int(np.ceil(per_sm_loads / (occ.warps_per_sm * 32)))
+    assert littles_law("H100 SXM", bytes_per_thread=STREAM_LOAD_BYTES,
+                       loads_in_flight_per_thread=k).warps_needed_per_sm <= occ.warps_per_sm
+    return k
+
+
+def _loads_in_flight_wrong() -> dict:
+    occ, law, per_sm_loads = _stream_terms()
+    return {OCCUPANCY_IGNORED: int(np.ceil(per_sm_loads / (occ.max_warps_per_sm * 32))),
+            LOADS_ROUNDED_DOWN: int(np.floor(per_sm_loads / (occ.warps_per_sm * 32))),
+            LANES_FORGOTTEN: int(np.ceil(per_sm_loads / occ.warps_per_sm)),
+            PER_GPU: int(np.ceil(per_sm_loads * law.sm_count / (occ.warps_per_sm * 32)))}
 
 
 EXERCISES = [
@@ -213,4 +310,21 @@ EXERCISES = [
                ".shared_mem_allocated_per_block, which includes the reserved 1 KiB).",
                "Among the caps whose spills fit, take the one with the most warps; on a tie, the "
                "larger cap spills less.")),
+        "01.6", expected=_register_budget, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_register_budget_wrong, concepts=("latency-hiding", "occupancy"),
+        form="an integer: the most registers per thread that keep 90 % utilisation (exact)",
+        hints=("Two steps: how many warps per SM reach 0.9 (the simulator, with the SM's schedulers), "
+               "then how many registers still let that many warps in (occupancy).",
+               "An H100 SM has four schedulers; warps come in whole 128-thread blocks of 4 warps.",
+               "Sweep r over 1 to 255 with occupancy(128, r, 12 * 1024) and keep the largest r whose "
+               "warps_per_sm reaches the warps you need.")),
+    ValueExercise(
+        "01.7", expected=_loads_in_flight, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_loads_in_flight_wrong, concepts=("littles-law", "occupancy"),
+        form="an integer: the fewest independent 4-byte loads in flight per thread (exact)",
+        hints=("First find how many warps this kernel keeps resident per SM: occupancy(256, 96, 0).",
+               "Little's law gives the bytes each SM must keep in flight; each resident warp must "
+               "carry its share of them, 32 lanes x 4 bytes x k.",
+               "Try k = 1, 2, ... in littles_law('H100 SXM', loads_in_flight_per_thread=k) until "
+               "warps_needed_per_sm is no more than the resident warps.")),
 ]

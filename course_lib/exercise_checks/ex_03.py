@@ -11,9 +11,9 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.memory import (N_BANKS, BANK_BYTES, conflict_degree, copy_hidden, make_trace,
-                               simulate_cache, transfer_time_s)
+                               pipeline_timeline, simulate_cache, transfer_time_s)
 
-__all__ = ["EXERCISES", "WAYS_CHOICES", "conflict_trace"]
+__all__ = ["EXERCISES", "WAYS_CHOICES", "conflict_trace", "pipeline_change", "column_walk_trace"]
 
 #: Associativities the exploration exercise 03.3 chooses from.
 WAYS_CHOICES = (1, 2, 4, 8, 16, 32)
@@ -190,6 +190,96 @@ def _stacks_wrong() -> dict:
              "the sparse (2:4) B200 peak, twice the dense": _stacks_for(h100.ridge_point("bf16"),
                                                                        2 * b200.peak("bf16"))}
     return {k: v for k, v in wrong.items() if v != right}
+# --- 03.6 (diagnose): a double-buffered kernel, and the change that pays -----------------------
+
+#: 03.6's profile: 12 tiles, copy and compute per tile (seconds), two buffers; FP8 inputs halve
+#: the copy and add a dequantization to the compute.
+PIPE_TILES, PIPE_COPY_S, PIPE_COMPUTE_S, PIPE_DEQUANT_S = 12, 1.3e-6, 0.9e-6, 0.2e-6
+PIPE_CHANGES = ("third buffer", "faster math", "fp8 inputs")
+
+
+def pipeline_change(change: str):
+    """03.6's pipeline after one change, as a ``PipelineTimeline``: 'as is', 'third buffer'
+    (three buffers), 'faster math' (compute halved) or 'fp8 inputs' (copy halved, compute plus
+    the dequantization)."""
+    n, tc, tk, b = PIPE_TILES, PIPE_COPY_S, PIPE_COMPUTE_S, 2
+    if change == "third buffer":
+        b = 3
+    elif change == "faster math":
+        tk = tk / 2
+    elif change == "fp8 inputs":
+        tc, tk = tc / 2, tk + PIPE_DEQUANT_S
+    elif change != "as is":
+        raise ValueError(f"change must be 'as is' or one of {PIPE_CHANGES}, got {change!r}")
+    return pipeline_timeline(n, tc, tk, b)
+
+
+def _best_pipeline_change() -> str:
+    totals = {c: pipeline_change(c).total_s for c in PIPE_CHANGES}
+    best = min(totals.values())
+    winners = [c for c, t in totals.items() if t == best]
+    if len(winners) != 1 or best >= pipeline_change("as is").total_s:
+        raise RuntimeError(f"03.6 must have one change that pays most: {totals}")
+    return winners[0]
+
+
+MORE_BUFFERS = Misconception(
+    "more-buffers-hide-any-copy", "More buffers taken to hide a copy longer than the compute: "
+    "buffers let copies run ahead, but the copy engine still needs t_copy per tile, so the pipeline "
+    "runs at the slower of the two.", "03", _ASYNC,
+    "Compare the total_s of pipeline_timeline with buffers=3 and with buffers=2.")
+FASTER_MATH = Misconception(
+    "faster-math-speeds-copy-bound", "Faster math taken to speed up a pipeline the copies bound: "
+    "asynchronous copies make memory traffic free only while t_copy <= t_compute.", "03",
+    "Misconceptions", "Read compute_busy_fraction as is: is the compute unit the busy one?")
+
+
+def _pipeline_change_wrong() -> dict:
+    return {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math"}
+
+
+# --- 03.7 (design): the smallest row padding that stops a column walk thrashing ----------------
+
+#: 03.7: a float32 matrix of WALK_ROWS rows of WALK_COLS columns (+ pad), walked column by
+#: column over its first WALK_WALKED columns, through a 32 KiB, 4-way cache of 128-byte lines.
+WALK_ROWS, WALK_COLS, WALK_WALKED = 64, 1024, 64
+WALK_CACHE, WALK_LINE, WALK_WAYS, WALK_TARGET = 32 * 1024, 128, 4, 0.9
+
+
+def column_walk_trace(pad: int) -> np.ndarray:
+    """Byte addresses of 03.7's walk: for j in columns, for i in rows, a[i, j] at 4 (i (1024 + pad) + j)."""
+    i, j = np.arange(WALK_ROWS), np.arange(WALK_WALKED)
+    return ((i[None, :] * (WALK_COLS + pad) + j[:, None]) * 4).ravel()
+
+
+def _walk_hit_rate(pad: int) -> float:
+    return simulate_cache(column_walk_trace(pad), WALK_CACHE, WALK_LINE, WALK_WAYS).hit_rate
+
+
+def _smallest_pad() -> int:
+    for pad in range(0, 65):
+        if _walk_hit_rate(pad) >= WALK_TARGET:
+            return pad
+    raise RuntimeError("03.7: no pad up to 64 reaches the target")
+
+
+PAD_ONE_WORD = Misconception(
+    "bank-pad-for-cache-sets", "One word of padding, the shared-memory bank fix, taken to fix a "
+    "cache: banks are one word wide, but a cache places whole 128-byte lines in sets, and a row one "
+    "word longer still sends nearly every row to the same few sets.", "03", _CACHES,
+    "Print (row start // 128) % n_sets for the first rows with your pad: how many sets do they use?")
+FITS_SO_HITS = Misconception(
+    "fits-so-hits", "Data that fits in the cache taken to hit: the walk touches 16 KiB in a 32 KiB "
+    "cache, but rows 4096 bytes apart all land in the same sets.", "03", "Misconceptions",
+    "Simulate the walk with no padding and read its hit rate.")
+WHOLE_LINE = Misconception(
+    "pad-a-whole-line", "A whole line of padding taken to be needed: any pad that spreads the rows "
+    "over enough sets to hold 4 lines each works, and a smaller one does.", "03", _CACHES,
+    "Sweep the pads from 0 upwards and stop at the first that reaches 0.9.")
+
+
+def _smallest_pad_wrong() -> dict:
+    return {PAD_ONE_WORD: 1, FITS_SO_HITS: 0, WHOLE_LINE: WALK_LINE // 4}
 
 
 EXERCISES = [
@@ -235,4 +325,24 @@ EXERCISES = [
                "One stack moves 1024 pins x 9.2 Gbit/s / 8 bytes per second "
                "(course_lib.memory.bus_bandwidth_bytes_per_s).",
                "Divide and round up: a fraction of a stack is a whole stack.")),
+    ChoiceExercise(
+        "03.6", expected=_best_pipeline_change, choices=PIPE_CHANGES, wrong_answers=_pipeline_change_wrong,
+        concepts=("async-copy",),
+        form="one of 'third buffer', 'faster math' or 'fp8 inputs': the change that shortens the run most",
+        hints=("Diagnose first: which unit is busy all the time, the copy engine or the compute unit? "
+               "pipeline_timeline(12, 1.3e-6, 0.9e-6, 2).compute_busy_fraction tells.",
+               "With two or more buffers the run takes about t_copy + t_compute + (n - 1) max(t_copy, "
+               "t_compute): only the larger term per tile matters.",
+               "Build each change's pipeline_timeline(n_tiles, t_copy_s, t_compute_s, buffers) and compare "
+               ".total_s; the FP8 option also makes the compute longer.")),
+    ValueExercise(
+        "03.7", expected=_smallest_pad, rel_tol=0.0, abs_tol=0.0, wrong_answers=_smallest_pad_wrong,
+        concepts=("caches",),
+        form="an integer: the smallest pad, in float32 elements per row, whose walk reaches a 0.9 hit rate (exact)",
+        hints=("The walk touches 64 rows x 64 columns x 4 bytes = 16 KiB: capacity is not the problem; "
+               "placement is.",
+               "A line goes to set (address // 128) % n_sets(32 * 1024, 128, 4); with rows 4096 bytes "
+               "apart, which sets do the rows' lines use?",
+               "Build the trace for each pad from 0 upwards and simulate it; stop at the first hit rate "
+               "of at least 0.9.")),
 ]

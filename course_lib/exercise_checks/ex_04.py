@@ -10,8 +10,8 @@ import numpy as np
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
-from course_lib.roofline import (attainable_flops, matmul_intensity, matmul_kernel,
-                                 place_kernel, read_profile, ridge_point)
+from course_lib.roofline import (attainable_flops, binding_ceiling, hierarchical_ceilings,
+                                 matmul_intensity, matmul_kernel, place_kernel, read_profile, ridge_point)
 
 __all__ = ["EXERCISES"]
 
@@ -200,6 +200,90 @@ def _kernel_to_optimize_wrong() -> dict:
              "the most time recoverable per call (ignoring calls per step)": max(per_call, key=per_call.get)}
     right = _kernel_to_optimize()
     return {k: v for k, v in wrong.items() if v != right}
+# --- 04.7 (design): the smallest tile that lifts an A100 matmul off its L2 roof ----------------
+
+_HIER = "6. The hierarchical roofline"
+TILE_N, TILE_STEP, TILE_MAX = 8192, 16, 512          # 04.7: an 8192^3 BF16 matmul, square tiles
+
+
+def _tile_intensities(tile):
+    from course_lib.tiling import tiled_matmul_traffic
+    i_l2 = tiled_matmul_traffic(TILE_N, TILE_N, TILE_N, tile, bytes_per_element=2).intensity_flops_per_byte
+    return i_l2, matmul_intensity(TILE_N, TILE_N, TILE_N, 2)
+
+
+def _a100_level(name):
+    return next(c for c in hierarchical_ceilings("A100", "bf16") if c.level.startswith(name))
+
+
+def _smallest_tile_where(ok) -> int:
+    for tile in range(TILE_STEP, TILE_MAX + 1, TILE_STEP):
+        if ok(tile):
+            return tile
+    raise RuntimeError("04.7: no tile up to TILE_MAX qualifies")
+
+
+def _peak_tile() -> int:
+    acc = get_accelerator("A100")
+    hbm = _a100_level("HBM").level
+
+    def reaches_peak(tile):
+        i_l2, i_hbm = _tile_intensities(tile)
+        return binding_ceiling({"L2": i_l2, hbm: i_hbm}, acc, "bf16")[1] >= acc.peak("bf16")
+    return _smallest_tile_where(reaches_peak)
+
+
+HBM_RIDGE_FOR_L2 = Misconception(
+    "hbm-ridge-for-every-level", "The HBM ridge point used for the L2 traffic: each level has its "
+    "own roof, and the L2 intensity is compared with the L2 ridge, peak / L2 bandwidth.", "04", _HIER,
+    "List hierarchical_ceilings('A100', 'bf16'): which ridge belongs to the L2 roof?")
+TILE_AS_INTENSITY = Misconception(
+    "tile-width-as-intensity", "The tile width taken for the L2 intensity: a T x T tile does about T "
+    "FLOP per element it reads, and each BF16 element is 2 bytes, so about T / 2 FLOP per byte.",
+    "04", _INTENSITY, "Take the intensity from tiled_matmul_traffic(...).intensity_flops_per_byte.")
+
+
+def _peak_tile_wrong() -> dict:
+    acc = get_accelerator("A100")
+    l2, hbm = _a100_level("L2"), _a100_level("HBM")
+    return {HBM_RIDGE_FOR_L2: _smallest_tile_where(lambda t: _tile_intensities(t)[0] >= hbm.ridge_point),
+            TILE_AS_INTENSITY: _smallest_tile_where(lambda t: t >= l2.ridge_point),
+            shared("sparse-peak", "04", _SPARSITY): _smallest_tile_where(
+                lambda t: _tile_intensities(t)[0] >= 2 * acc.peak("bf16") / l2.bandwidth_bytes_per_s)}
+
+
+# --- 04.8 (design): the largest batch under a latency target -----------------------------------
+
+BATCH_HIDDEN, BATCH_TARGET_S = 8192, 60e-6      # 04.8: b x 8192 @ 8192 x 8192 in BF16 on an H100 SXM
+
+
+def _largest_batch(time_of) -> int:
+    fits = [b for b in range(1, 8193) if time_of(b) <= BATCH_TARGET_S]
+    return max(fits) if fits else 0
+
+
+def _batch_terms(b, peak_scale=1.0, bytes_per_element=2):
+    acc = get_accelerator("H100 SXM")
+    k = matmul_kernel("layer", b, BATCH_HIDDEN, BATCH_HIDDEN)
+    moved = k.bytes_moved * bytes_per_element / 2
+    return k.flops / (peak_scale * acc.peak("bf16")), moved / acc.mem_bandwidth
+
+
+def _batch_under_target() -> int:
+    return _largest_batch(lambda b: place_kernel(matmul_kernel("layer", b, BATCH_HIDDEN, BATCH_HIDDEN),
+                                                 "H100 SXM", "bf16").t_min_s)
+
+
+MEMORY_BOUND_ALWAYS = Misconception(
+    "batched-gemv-always-memory-bound", "A batched GEMV taken to stay memory-bound at any batch: "
+    "every row of the batch reuses the weights, and past the ridge the compute time is the larger.",
+    "04", _BOUND, "Compute both times at your batch: which one exceeds the target?")
+
+
+def _batch_wrong() -> dict:
+    return {shared("sparse-peak", "04", _SPARSITY): _largest_batch(lambda b: max(_batch_terms(b, 2.0))),
+            MEMORY_BOUND_ALWAYS: _largest_batch(lambda b: _batch_terms(b)[1]),
+            SUM_NOT_MAX: _largest_batch(lambda b: sum(_batch_terms(b)))}
 
 
 EXERCISES = [
@@ -258,4 +342,24 @@ EXERCISES = [
                "can save duration x (1 - f) per call.",
                "Multiply by the calls per step and pick the largest total; the kernel furthest "
                "from its roof is not necessarily the one that costs the most.")),
+    ValueExercise(
+        "04.7", expected=_peak_tile, rel_tol=0.0, abs_tol=0.0, wrong_answers=_peak_tile_wrong,
+        concepts=("intensity", "ridge-point"),
+        form="an integer, a multiple of 16: the smallest square tile whose matmul reaches the A100's "
+             "dense BF16 peak on the hierarchical roofline (exact)",
+        hints=("The matmul has two intensities: against HBM the whole matmul's, against L2 the tiled "
+               "traffic's; the lower of the two roofs binds.",
+               "tiled_matmul_traffic(8192, 8192, 8192, T, bytes_per_element=2).intensity_flops_per_byte "
+               "is the L2 intensity; compare it with the L2 roof's ridge point.",
+               "Sweep T = 16, 32, ... and keep the first T for which binding_ceiling(...)[1] is the peak.")),
+    ValueExercise(
+        "04.8", expected=_batch_under_target, rel_tol=0.0, abs_tol=0.0, wrong_answers=_batch_wrong,
+        concepts=("roofline-bound",),
+        form="an integer: the largest batch b whose b x 8192 by 8192 x 8192 BF16 matmul takes at most "
+             "60 us on the H100 SXM by the roofline (exact)",
+        hints=("The roofline time is the larger of F / peak and Q / bandwidth, and both grow with b.",
+               "At b = 1 the weights' bytes dominate; as b grows the FLOP grow b times faster than the "
+               "bytes. Which time reaches 60 us first?",
+               "Sweep b with place_kernel(matmul_kernel('layer', b, 8192, 8192), 'H100 SXM').t_min_s and "
+               "keep the largest b at or under 60e-6 s.")),
 ]

@@ -12,7 +12,7 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import bytes_per_element, get_accelerator
 
-__all__ = ["EXERCISES"]
+__all__ = ["activation_values", "products", "EXERCISES"]
 
 #: The gradient-like sample of exercise 05.3 (seed and size are part of the task).
 _GRAD_SEED, _GRAD_COUNT = 0, 50_000
@@ -220,6 +220,93 @@ def _margin_wrong() -> dict:
     if steady != right:
         wrong["covering the steady 25% growth but not the jump"] = steady
     return wrong
+# --- 05.7 (design): the cheapest storage format that meets an error budget --------------------
+
+_ROUNDING = "3. Rounding and the gap between neighbours"
+_ACCUMULATE = "7. Accumulating a long sum in low precision"
+STORE_CHOICES = ("fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "fp32")
+STORE_BUDGET = 1e-3          # median relative error; nothing flushed to zero or overflowed
+
+
+def activation_values() -> np.ndarray:
+    """05.7's tensor: 10,000 values, random signs, magnitudes 10^z with z ~ N(0, 1)."""
+    rng = np.random.default_rng(507)
+    return 10.0 ** rng.standard_normal(10_000) * rng.choice((-1.0, 1.0), size=10_000)
+
+
+def _meets_budget(fmt) -> bool:
+    st = F.cast_stats(activation_values(), fmt)
+    return st.flushed_fraction == 0 and st.overflow_fraction == 0 and st.median_rel_error <= STORE_BUDGET
+
+
+def _cheapest_format() -> str:
+    ok = [f for f in STORE_CHOICES if _meets_budget(f)]
+    if not ok:
+        raise RuntimeError("05.7: no format meets the budget")
+    fewest = min(F.get_format(f).bits for f in ok)
+    winners = [f for f in ok if F.get_format(f).bits == fewest]
+    if len(winners) != 1:
+        raise RuntimeError(f"05.7 must have one cheapest format, got {winners}")
+    return winners[0]
+
+
+FP32_TO_BE_SAFE = Misconception(
+    "fp32-to-be-safe", "FP32 chosen to be safe: it meets the budget, but at twice the bytes of a "
+    "16-bit format that meets it too, and bytes are what a memory-bound kernel pays for.", "05",
+    _HARDWARE, "Check each 16-bit format against all three constraints before you pay for 32 bits.")
+FP8_ENOUGH = Misconception(
+    "fp8-precise-enough", "An 8-bit float taken to store these values within the budget: with 2 or 3 "
+    "mantissa bits the gap between neighbours is several percent of the value.", "05", _ROUNDING,
+    "Read median_rel_error from cast_stats for the 8-bit formats and compare it with 0.1 %.")
+
+
+def _cheapest_format_wrong() -> dict:
+    return {shared("bf16-more-precise", "05", _ROUNDING): "bf16", FP32_TO_BE_SAFE: "fp32",
+            FP8_ENOUGH: "fp8_e4m3", Misconception(
+                "e5m2-precise-enough", "FP8 E5M2 taken to store these values within the budget: its "
+                "range covers them, but 2 mantissa bits leave gaps of a tenth of the value.", "05",
+                _ROUNDING, "Range is not precision: read median_rel_error for fp8_e5m2."): "fp8_e5m2"}
+
+
+# --- 05.8 (predict, then measure): how long a BF16 running sum stays within 1 % ----------------
+
+SUM_LENGTHS = tuple(2 ** k for k in range(3, 15))       # 8 to 16384
+SUM_TOLERANCE = 0.01
+
+
+def products() -> np.ndarray:
+    """05.8's 16,384 products, uniform in [0, 0.02)."""
+    return np.random.default_rng(508).uniform(0.0, 0.02, 2 ** 14)
+
+
+def _first_length_over(accumulator="bf16") -> int:
+    v = products()
+    for n in SUM_LENGTHS:
+        if F.accumulate(v[:n], accumulator).rel_error > SUM_TOLERANCE:
+            return n
+    raise RuntimeError("05.8: the sum never leaves the tolerance")
+
+
+STAGNATION_ONLY = Misconception(
+    "error-only-at-stagnation", "The sum taken to be accurate until it stops growing: every add "
+    "rounds to the accumulator's gap, and those errors add up long before the increments vanish.",
+    "05", _ACCUMULATE, "Measure the relative error at each length with accumulate(...).rel_error; "
+    "do not stop at the stagnation point.")
+BF16_AS_FP16 = Misconception(
+    "bf16-sum-as-fp16", "An FP16 running sum measured where BF16 was asked: FP16's 10 mantissa bits "
+    "keep a sum accurate eight times longer than BF16's 7.", "05", _ACCUMULATE,
+    "Pass accumulator='bf16' to accumulate.")
+LAST_WITHIN = Misconception(
+    "last-within-not-first-over", "The last length still within 1 % where the first one past it was "
+    "asked.", "05", _ACCUMULATE, "Check your length: its relative error must exceed 0.01.")
+
+
+def _first_length_wrong() -> dict:
+    mean = float(products().mean())
+    stagnates = F.stagnation_sum(mean, "bf16") / mean
+    n_stag = next(n for n in SUM_LENGTHS if n >= stagnates)
+    first = _first_length_over("bf16")
+    return {STAGNATION_ONLY: n_stag, BF16_AS_FP16: _first_length_over("fp16"), LAST_WITHIN: first // 2}
 
 
 EXERCISES = [
@@ -275,4 +362,24 @@ EXERCISES = [
                "growth may not cover the jump, nor the step-to-step noise of amax.",
                "Loop m = 0, 1, 2, ... with F.simulate_fp8_scaling(grads, 'fp8_e5m2', 'delayed', "
                "history_len=4, margin=m) and stop at the first run whose overflow_counts sum to 0.")),
+    ChoiceExercise(
+        "05.7", expected=_cheapest_format, choices=STORE_CHOICES, wrong_answers=_cheapest_format_wrong,
+        concepts=("precision-range", "bytes-per-element"),
+        form="one of 'fp8_e4m3', 'fp8_e5m2', 'bf16', 'fp16' or 'fp32': the cheapest format that meets "
+             "every constraint",
+        hints=("Three constraints, two properties: range decides what flushes or overflows, the "
+               "mantissa decides the relative error.",
+               "F.cast_stats(values, fmt) reports flushed_fraction, overflow_fraction and "
+               "median_rel_error for each format; 'cheapest' is the fewest bits.",
+               "Which two formats have 16 bits, and which of them has more mantissa bits?")),
+    ValueExercise(
+        "05.8", expected=_first_length_over, rel_tol=0.0, abs_tol=0.0, wrong_answers=_first_length_wrong,
+        concepts=("precision-range",),
+        form="an integer, a power of two from 8 to 16384: the first length whose BF16 running sum is "
+             "more than 1 % off (exact)",
+        hints=("Predict with F.stagnation_sum(0.01, 'bf16'): where does the sum stop growing? The "
+               "error starts well before that.",
+               "Each add rounds the sum to BF16's gap at its size; as the sum grows, the gap grows and "
+               "the increments lose more of their bits.",
+               "For each length n, F.accumulate(values[:n], 'bf16').rel_error; keep the first above 0.01.")),
 ]

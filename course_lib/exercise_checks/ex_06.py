@@ -12,7 +12,7 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
-from course_lib.tiling import graph_traffic, tile_limit, tiled_matmul_traffic
+from course_lib.tiling import graph_traffic, smem_bytes_per_block, tile_limit, tiled_matmul_traffic
 
 __all__ = ["EXERCISES"]
 
@@ -176,6 +176,77 @@ def _softmax_saving_wrong() -> dict:
             "the unfused total instead of the saving": right + b * 2 * e,
             "FP32 (4 bytes) instead of BF16": 2 * right,
             "P counted once (written but never read back)": right - b * 2 * e}
+# --- 06.6 (design): a tile for a skinny matmul under two on-chip budgets ---------------------
+
+SKINNY = (200, 8192, 8192)                 # 06.6: m x k by k x n in BF16
+SKINNY_SMEM, SKINNY_ACC = 64 * 1024, 64 * 1024      # bytes: staged slices (tile_k 32, 2 stages); FP32 accumulators
+SKINNY_SIDES = range(16, 513, 16)
+
+
+def _skinny_fits(tm, tn, accumulators=True) -> bool:
+    return (smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM
+            and (not accumulators or tm * tn * 4 <= SKINNY_ACC))
+
+
+def _skinny_bytes(tm, tn) -> float:
+    return tiled_matmul_traffic(*SKINNY, tm, tn).bytes_moved
+
+
+def _skinny_best(keep=lambda tm, tn: True, accumulators=True) -> float:
+    return min(_skinny_bytes(tm, tn) for tm in SKINNY_SIDES for tn in SKINNY_SIDES
+               if _skinny_fits(tm, tn, accumulators) and keep(tm, tn))
+
+
+SQUARE_BEST = Misconception(
+    "square-tile-best", "A square tile taken to be best for every shape: with m = 200 the row of "
+    "tiles is cut by ceil(m / tile_m), so a tile_m that covers m in as few tiles as possible, and "
+    "the rest of the budget spent on tile_n, moves less.", "06", _TILED,
+    "Count ceil(200 / tile_m) for tile_m = 112 and 128: what does the smaller one free for tile_n?")
+COVER_M = Misconception(
+    "cover-m-reads-weights-once", "One row of tiles covering all of m, so that B is read once, taken "
+    "to be best: the accumulator budget then leaves tile_n so narrow that A is read very many times.",
+    "06", _TILED, "Compare a_bytes and b_bytes of tiled_matmul_traffic for your tile.")
+ACCUMULATORS_IGNORED = Misconception(
+    "accumulators-ignored", "The shared-memory budget alone: the tile_m x tile_n FP32 accumulators "
+    "live in registers and must fit their own budget.", "06", _TILED,
+    "Check tile_m x tile_n x 4 bytes against 64 KiB.")
+FLOOR_NOT_TILED = Misconception(
+    "floor-not-tiled-traffic", "The floor, every operand once, where the tiled traffic was asked: "
+    "a tile re-reads A once per column of tiles and B once per row of tiles.", "06", _TILED,
+    "Use tiled_matmul_traffic(...).bytes_moved, not min_bytes.")
+
+
+def _skinny_wrong() -> dict:
+    return {SQUARE_BEST: _skinny_best(lambda tm, tn: tm == tn),
+            COVER_M: _skinny_best(lambda tm, tn: tm >= SKINNY[0]),
+            ACCUMULATORS_IGNORED: _skinny_best(accumulators=False),
+            FLOOR_NOT_TILED: tiled_matmul_traffic(*SKINNY, 16).min_bytes}
+
+
+# --- 06.7 (design): the attention block that fits a shared-memory budget ----------------------
+
+ATTN_N, ATTN_D, ATTN_SMEM = 4000, 64, 64 * 1024      # 06.7: one head, BF16 blocks, bytes per block
+
+
+def _attn_block_bytes(block, score_tile=True, element_bytes=2) -> int:
+    """Q, K and V blocks of ``block`` rows and the block x block score tile, in bytes."""
+    return (3 * block * ATTN_D + (block * block if score_tile else 0)) * element_bytes
+
+
+def _attn_best(**budget) -> float:
+    return min(flash_attention_traffic(ATTN_N, ATTN_D, b).elements_moved for b in range(16, 513, 16)
+               if _attn_block_bytes(b, **budget) <= ATTN_SMEM)
+
+
+SCORE_TILE_FORGOTTEN = Misconception(
+    "score-tile-forgotten", "The score tile left out of the budget: the block x block scores S = Q K^T "
+    "live on chip too, and they grow with the square of the block.", "06", _ATTENTION,
+    "Count the Q, K and V blocks and the block x block score tile.")
+
+
+def _attn_wrong() -> dict:
+    return {SCORE_TILE_FORGOTTEN: _attn_best(score_tile=False),
+            shared("fp32-bytes", "06", _ATTENTION): _attn_best(element_bytes=4)}
 
 
 EXERCISES = [
@@ -222,4 +293,24 @@ EXERCISES = [
                "The intermediates are P (rows x cols) and the row vectors m and l (rows each): each is "
                "written once and read once when unfused.",
                "tiling.graph_traffic(ops, sizes, kernels, ('O',)).bytes_moved for both groupings; subtract.")),
+        "06.6", expected=_skinny_best, rel_tol=1e-9, wrong_answers=_skinny_wrong,
+        concepts=("tile-sizing", "tiling-traffic"),
+        form="a float: the HBM bytes moved by your tile (tiled_matmul_traffic(...).bytes_moved), the "
+             "fewest any tile within both budgets achieves",
+        hints=("A is read once per column of tiles, ceil(n / tile_n) times; B once per row of tiles, "
+               "ceil(m / tile_m) times. With m = 200, the second count is small.",
+               "Both budgets limit the tile: 128 (tile_m + tile_n) bytes of shared memory and "
+               "4 tile_m tile_n bytes of accumulators, each at most 64 KiB.",
+               "Sweep tile_m and tile_n over multiples of 16, keep the pairs within both budgets, and "
+               "take the fewest bytes_moved.")),
+    ValueExercise(
+        "06.7", expected=_attn_best, rel_tol=1e-9, wrong_answers=_attn_wrong,
+        concepts=("flash-attention", "tile-sizing"),
+        form="a float: the elements moved (flash_attention_traffic(...).elements_moved) at the best "
+             "block that fits 64 KiB",
+        hints=("A larger block re-reads K and V fewer times: every query block visits all the keys.",
+               "The budget holds three block x 64 BF16 blocks (Q, K, V) and a block x block score tile, "
+               "2 bytes per element.",
+               "Sweep the block over multiples of 16, keep those within 64 KiB, and take the fewest "
+               "elements_moved.")),
 ]

@@ -254,6 +254,83 @@ def _slots_wrong() -> dict:
     return {"the lesson's 32 slots (the queue grows, p99 far over the target)": 32,
             "as many slots as 80 GB minus the weights holds (the budget is 40 GB)": int(full // _kv_per_slot()),
             "the budget read as 40 GiB instead of 40 GB": int(40 * 2 ** 30 // _kv_per_slot())}
+# --- 07.8 (design): the cheapest deployment under a latency target ----------------------------
+
+DEPLOY_MODEL, DEPLOY_CONTEXT, DEPLOY_PRICE, DEPLOY_TARGET_S = "Llama 3 70B", 4096, 3.0, 0.020
+DEPLOY_DEVICES, DEPLOY_BATCHES = (2, 4, 8), range(1, 2049)
+
+
+def _deploy_costs(latency=True, price_devices=True) -> dict:
+    """{n_devices: the lowest $ per million tokens over the batches that fit and meet the target}."""
+    costs = {}
+    for n in DEPLOY_DEVICES:
+        for b in DEPLOY_BATCHES:
+            step = decode_step(DEPLOY_MODEL, "H100 SXM", b, DEPLOY_CONTEXT, "bf16", n)
+            if not step.fits:
+                break                                   # a larger batch holds more cache still
+            if latency and step.t_step_s > DEPLOY_TARGET_S:
+                continue
+            usd = cost_per_million_tokens_usd(step.tokens_per_s, DEPLOY_PRICE, n if price_devices else 1)
+            costs[n] = min(costs.get(n, math.inf), usd)
+    if not costs:
+        raise RuntimeError("07.8: no deployment meets the constraints")
+    return costs
+
+
+def _cheapest_deployment() -> float:
+    return min(_deploy_costs().values())
+
+
+FEWEST_GPUS = Misconception(
+    "fewest-gpus-cheapest", "The fewest GPUs that meet the target taken to be the cheapest: more GPUs "
+    "hold more KV cache and read the weights faster, so they serve a larger batch per step and each "
+    "token can cost less.", "07", _COST,
+    "Find the best batch for each number of GPUs and compare the dollars per million tokens.")
+LATENCY_IGNORED = Misconception(
+    "latency-target-ignored", "The largest batch that fits memory, whatever its step time: a larger "
+    "batch is cheaper per token but each step is slower, and the target caps it.", "07", _COST,
+    "Check decode_step(...).t_step_s of your batch against 20 ms.")
+ONE_DEVICE_PRICE = Misconception(
+    "one-device-price", "The price of one GPU charged for a deployment of several: every GPU of it "
+    "is paid by the hour.", "07", _COST, "Pass n_devices to cost_per_million_tokens_usd.")
+
+
+def _deployment_wrong() -> dict:
+    costs = _deploy_costs()
+    return {FEWEST_GPUS: costs[min(costs)],
+            LATENCY_IGNORED: min(_deploy_costs(latency=False).values()),
+            ONE_DEVICE_PRICE: min(_deploy_costs(price_devices=False).values())}
+
+
+# --- 07.9 (diagnose): which quantization scheme a long-context decode step wants -------------
+
+_QUANTIZE = "7. What quantization and GQA buy"
+SCHEME_CHOICES = ("int8 weights", "int4 weights", "fp8")
+SCHEME_CASE = ("Llama 3 8B", "H100 SXM", 16, 4096)          # model, accelerator, batch, context
+
+
+def _fastest_scheme() -> str:
+    model, acc, batch, context = SCHEME_CASE
+    times = {p: decode_step(model, acc, batch, context, p).t_step_s for p in SCHEME_CHOICES}
+    best = min(times, key=times.get)
+    if sorted(times.values())[1] <= times[best] * 1.01:
+        raise RuntimeError(f"07.9 must have one clearly fastest scheme: {times}")
+    return best
+
+
+FEWEST_WEIGHT_BITS = Misconception(
+    "fewest-weight-bits-win", "The fewest bits per weight taken to win whatever the workload: at "
+    "4096 tokens of context and a batch of 16 the KV cache is a large share of the bytes a step "
+    "reads, and weight-only schemes leave it in BF16.", "07", _QUANTIZE,
+    "Split the step's bytes: decode_step(...).weight_bytes against .kv_bytes, for each scheme.")
+INT8_LIKE_FP8 = Misconception(
+    "int8-weights-like-fp8", "Int8 weights taken to save what FP8 saves: both store weights in 8 "
+    "bits, but only the FP8 scheme also halves the KV cache.", "07", _QUANTIZE,
+    "Compare .kv_bytes of the two schemes.")
+
+
+def _scheme_wrong() -> dict:
+    return {FEWEST_WEIGHT_BITS: "int4 weights", INT8_LIKE_FP8: "int8 weights"}
 
 
 EXERCISES = [
@@ -314,4 +391,21 @@ EXERCISES = [
                "The cap: 40e9 / (2048 x the KV bytes per token). Then simulate each slot count below it "
                "(arrival steps = floor(arrival_s / step_s), with step_s from decode_step at that batch).",
                "Keep every count whose p99 (steps x step_s) is at most 16 s; any of them is a valid answer.")),
+        "07.8", expected=_cheapest_deployment, rel_tol=1e-6, wrong_answers=_deployment_wrong,
+        concepts=("serving-cost", "decode-bound", "kv-cache"),
+        form="a float: dollars per million tokens of the cheapest deployment that fits and meets "
+             "the 20 ms step target",
+        hints=("Two constraints cap the batch: the weights and KV cache must fit (decode_step(...).fits), "
+               "and a step must take at most 20 ms (.t_step_s).",
+               "For each number of GPUs, the cheapest batch is the largest one that meets both; then "
+               "compare the GPU counts.",
+               "cost_per_million_tokens_usd(step.tokens_per_s, 3.0, n) for each candidate; keep the lowest.")),
+    ChoiceExercise(
+        "07.9", expected=_fastest_scheme, choices=SCHEME_CHOICES, wrong_answers=_scheme_wrong,
+        concepts=("decode-bound", "kv-cache"),
+        form="one of 'int8 weights', 'int4 weights' or 'fp8': the scheme with the shortest decode step",
+        hints=("Diagnose first: is the step memory- or compute-bound, and which bytes does it read?",
+               "decode_step(...).weight_bytes and .kv_bytes: which of them does each scheme shrink, "
+               "and by how much?",
+               "Measure: decode_step('Llama 3 8B', 'H100 SXM', 16, 4096, scheme).t_step_s for the three.")),
 ]

@@ -169,6 +169,87 @@ def _mig_batch_wrong() -> dict:
     return {"the largest batch valid on the whole H100 (the slice has half its bandwidth)": whole[-1],
             "the largest batch that fits in 40 GB, ignoring the latency target": fits[-1],
             "the smallest batch valid on the whole H100": whole[0]}
+# --- 08.7 (design): the fastest parallel layout that fits -------------------------------------
+
+_SPLIT = "3. Four ways to split a training step"
+LAYOUT_PARAMS, LAYOUT_GPUS, LAYOUT_TOKENS = 70e9, 256, 4 * 2 ** 20
+LAYOUT_TP, LAYOUT_PP, LAYOUT_ZERO = (1, 2, 4, 8, 16), (1, 2, 4, 8), (1, 2, 3)
+
+
+def _layouts():
+    """Every 08.7 plan with at least one sequence per replica, and its StepEstimate."""
+    from course_lib.parallelism import RECOMPUTE, ParallelPlan, estimate_training_step, transformer_for_params
+    model = transformer_for_params(LAYOUT_PARAMS)
+    rows = []
+    for tp in LAYOUT_TP:
+        for pp in LAYOUT_PP:
+            dp = LAYOUT_GPUS // (tp * pp)
+            sequences = int(LAYOUT_TOKENS // (dp * model.seq_len))
+            if sequences < 1:
+                continue
+            for zero in LAYOUT_ZERO:
+                for recompute in RECOMPUTE:
+                    plan = ParallelPlan(LAYOUT_GPUS, tp, pp, zero, min(32, sequences), recompute)
+                    rows.append((plan, estimate_training_step(model, plan, "H100 SXM", LAYOUT_TOKENS)))
+    return rows
+
+
+def _fastest_layout(keep=lambda plan, est: est.fits) -> float:
+    return min(est.step_time_s for plan, est in _layouts() if keep(plan, est))
+
+
+MEMORY_IGNORED = Misconception(
+    "fastest-plan-ignoring-memory", "The fastest plan whatever memory it needs: with little "
+    "parallelism every GPU holds too many weights, optimizer states and activations to fit in 80 GB.",
+    "08", _ZERO, "Keep only the plans whose estimate_training_step(...).fits is True.")
+ZERO3_SLOW = Misconception(
+    "zero3-always-slower", "ZeRO stage 3 ruled out as too slow: its gathers of the weights hide "
+    "behind the compute here, and the memory it frees lets a plan with less tensor parallelism fit.",
+    "08", _ZERO, "Include zero_stage=3 and read the data-parallel term of est.times.")
+TP_ONE_NODE = Misconception(
+    "tensor-parallel-whole-node", "Tensor parallelism across the whole node (tp = 8) taken to be the "
+    "rule: every all-reduce it adds sits on the critical path, so the smallest tp that fits is faster.",
+    "08", _SPLIT, "Compare est.times['tensor comm'] at tp = 2, 4 and 8.")
+
+
+def _layout_wrong() -> dict:
+    return {MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
+            ZERO3_SLOW: _fastest_layout(lambda plan, est: est.fits and plan.zero_stage < 3),
+            TP_ONE_NODE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 8)}
+
+
+# --- 08.8 (design): micro-batches for a pipeline under an idle and a memory cap ---------------
+
+PIPE_STAGES, PIPE_IDLE, PIPE_IN_FLIGHT = 8, 0.08, 16
+
+
+def _pipeline_ok(m, schedule) -> bool:
+    from course_lib.parallelism import simulate_pipeline
+    run = simulate_pipeline(PIPE_STAGES, m, schedule)
+    return run.bubble_fraction <= PIPE_IDLE and int(run.peak_in_flight.max()) <= PIPE_IN_FLIGHT
+
+
+def _fewest_micro_batches() -> int:
+    for m in range(1, 1001):
+        if _pipeline_ok(m, "1f1b") or _pipeline_ok(m, "gpipe"):
+            return m
+    raise RuntimeError("08.8: no micro-batch count up to 1000 meets both caps")
+
+
+NARAYANAN_FORM = Misconception(
+    "bubble-over-compute-not-step", "The bubble measured against the ideal compute time, (p-1)/m, "
+    "where the share of the whole step, (p-1)/(m+p-1), was asked.", "08", _SPLIT,
+    "Read bubble_fraction from simulate_pipeline: idle time over the whole step.")
+CAP_BOUNDS_M = Misconception(
+    "memory-cap-bounds-micro-batches", "The activation cap taken to bound the number of "
+    "micro-batches: it bounds only those a stage holds at once, and 1F1B holds at most p of them "
+    "however many there are.", "08", _SPLIT,
+    "Compare peak_in_flight of the 'gpipe' and '1f1b' schedules at the same m.")
+
+
+def _micro_batches_wrong() -> dict:
+    narayanan = next(m for m in range(1, 1001) if (PIPE_STAGES - 1) / m <= PIPE_IDLE)
+    return {NARAYANAN_FORM: narayanan, CAP_BOUNDS_M: PIPE_IN_FLIGHT}
 
 
 EXERCISES = [
@@ -212,4 +293,24 @@ EXERCISES = [
                "from below (throughput = batch / step time).",
                "Sweep decode_step('Llama 3 8B', mig_accelerator('3g.40gb'), b, 2048) over b and keep the b "
                "where fits, t_step_s <= 0.020 and tokens_per_s >= 2800; any of them is valid.")),
+    ValueExercise(
+        "08.7", expected=_fastest_layout, rel_tol=1e-6, wrong_answers=_layout_wrong,
+        concepts=("training-memory", "comm-vs-compute"),
+        form="a float: seconds, the shortest step_time_s of the plans that fit",
+        hints=("Two demands pull apart: more tensor or pipeline parallelism cuts the memory per GPU, "
+               "and adds exposed communication or a bubble to the step.",
+               "Build each plan as the statement says, estimate it, and drop the ones whose .fits is "
+               "False before comparing times.",
+               "ZeRO stage 3 divides the weights too; its traffic is hidden behind the backward pass "
+               "unless it exceeds it.")),
+    ValueExercise(
+        "08.8", expected=_fewest_micro_batches, rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
+        concepts=("comm-vs-compute", "training-memory"),
+        form="an integer: the fewest micro-batches per step that meet both caps with one of the two "
+             "schedules (exact)",
+        hints=("Two caps pull apart: more micro-batches shrink the bubble, and under GPipe every one "
+               "of them is in flight at once.",
+               "simulate_pipeline(8, m, schedule) reports bubble_fraction and peak_in_flight; 1F1B "
+               "keeps far fewer micro-batches alive than GPipe.",
+               "Predict with (p - 1) / (m + p - 1) <= 0.08, then confirm the smallest m with the simulator.")),
 ]

@@ -7,14 +7,143 @@ module imports no part of the kernel lab (nor numba): that happens when a check 
 
 from __future__ import annotations
 
-from course_lib.checks import KernelExercise
+import numpy as np
 
-__all__ = ["EXERCISES"]
+from course_lib.checks import ChoiceExercise, KernelExercise, Misconception
+
+__all__ = ["EXERCISES", "slow_launch", "diagnose"]
 
 
 def _form(signature: str, what: str) -> str:
     return f"a @cuda.jit kernel {signature} that {what}"
 
+
+# --- 09.14 and 09.15 (diagnose): what limits a correct but slow kernel ------------------------
+
+_COPY = "5. A coalesced copy and a strided one"
+_TRANSPOSE = "6. A transpose through shared memory, and padding"
+_REDUCTION = "4. A block reduction in shared memory, and the race"
+_TWO_D = "3. Two dimensions, and which way the warp runs"
+
+#: The four limits a diagnosis may name, and the profile figure that measures each one's waste.
+LIMITS = ("uncoalesced", "bank-conflicts", "divergence", "atomics")
+ROWS, COLS = 128, 24          # 09.14's matrix (float32, row-major); 09.15 reads 32-wide rows
+cuda = None                   # the kernel lab's cuda, imported on first use (the tracer swaps this global)
+
+
+def _import_cuda():
+    global cuda
+    from course_lib.kernels import cuda
+
+
+def _row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def row_sums(a, out):
+        r = cuda.grid(1)
+        if r < a.shape[0]:
+            s = 0.0
+            for c in range(a.shape[1]):
+                s += a[r, c]
+            out[r] = s
+    return row_sums
+
+
+def _staged_row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def staged_row_sums(a, out):
+        tile = cuda.shared.array((32, 32), np.float32)
+        t = cuda.threadIdx.x
+        r0 = cuda.blockIdx.x * 32
+        for r in range(32):                  # lane t loads column t of 32 rows: coalesced
+            tile[r, t] = a[r0 + r, t]
+        cuda.syncthreads()
+        s = 0.0
+        for c in range(32):                  # lane t sums row t of the tile
+            s += tile[t, c]
+        out[r0 + t] = s
+    return staged_row_sums
+
+
+def slow_launch(exercise_id: str):
+    """``(kernel, grid, block, args)`` of the correct but slow kernel of exercise 09.14 or 09.15,
+    with its data (random float32): ``trace_launch(kernel, grid, block, *args)`` runs it."""
+    rng = np.random.default_rng(914)
+    if exercise_id == "09.14":
+        a = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+        return _row_sums(), ROWS // 64, 64, (a, np.zeros(ROWS, np.float32))
+    if exercise_id == "09.15":
+        a = rng.standard_normal((ROWS, 32)).astype(np.float32)
+        return _staged_row_sums(), ROWS // 32, 32, (a, np.zeros(ROWS, np.float32))
+    raise ValueError(f"exercise_id must be '09.14' or '09.15', got {exercise_id!r}")
+
+
+def waste_factors(profile) -> dict:
+    """How many times its ideal each limit makes the kernel work, from a ``KernelProfile``:
+    sectors moved over sectors needed, the worst bank-conflict degree, issue slots over useful
+    lane slots, and the most atomics on one address (1 = no waste)."""
+    return {"uncoalesced": 1 / profile.coalescing_efficiency,
+            "bank-conflicts": max(1, profile.bank_conflict_degree),
+            "divergence": 1 / profile.simt_efficiency,
+            "atomics": max(1, profile.atomic_max_contention)}
+
+
+def diagnose(exercise_id: str) -> str:
+    """The limit whose waste factor is largest (there must be one clear winner)."""
+    from course_lib.kernels.profile import profile_trace
+    from course_lib.kernels.trace import trace_launch
+
+    kernel, grid, block, args = slow_launch(exercise_id)
+    factors = waste_factors(profile_trace(trace_launch(kernel, grid, block, *args)))
+    ranked = sorted(factors, key=factors.get, reverse=True)
+    if not factors[ranked[0]] > 2 * factors[ranked[1]]:
+        raise RuntimeError(f"{exercise_id}: no single limit stands out: {factors}")
+    return ranked[0]
+
+
+LOOP_DIVERGES = Misconception(
+    "loop-means-divergence", "A loop taken to diverge: divergence needs lanes of one warp to take "
+    "different paths, and here every lane runs the same trip count.", "09", _TWO_D,
+    "Read the profile's SIMT efficiency: how far below 100 % is it?")
+CONFLICTS_WITHOUT_SHARED = Misconception(
+    "bank-conflicts-in-global-memory", "Bank conflicts named for a kernel that never touches shared "
+    "memory: banks belong to shared memory; in global memory the cost of spread-out lanes is the "
+    "sectors they touch.", "09", _COPY,
+    "Look at the profile's table: which memory space does each instruction use?")
+ATOMICS_WITHOUT_ATOMICS = Misconception(
+    "atomics-without-atomics", "Atomic contention named for a kernel with no atomic at all: each "
+    "thread writes its own element once.", "09", _REDUCTION,
+    "Count the atomics in the profile's summary, then look at the global loads' sectors per request.")
+STILL_UNCOALESCED = Misconception(
+    "staging-still-uncoalesced", "The staged kernel taken to be as uncoalesced as the naive one: "
+    "its global loads now put lane t on column t, neighbouring addresses, and it moves only the "
+    "sectors it needs; the cost moved into shared memory.", "09", _TRANSPOSE,
+    "Compare the global loads' sectors per request in profile.table() with the shared reads' "
+    "conflict column.")
+STAGED_LOOP_DIVERGES = Misconception(
+    "staged-loop-diverges", "The loops or the barrier taken for divergence: all 32 lanes of the "
+    "block's one warp run both loops the same number of times.", "09", _TWO_D,
+    "Read the profile's SIMT efficiency and divergent warps.")
+STAGED_ATOMICS = Misconception(
+    "staged-atomics", "Atomic contention named for a kernel with no atomic: the barrier makes "
+    "threads wait for each other, but no two threads update one address.", "09", _REDUCTION,
+    "Count the atomics in the profile's summary; then read the shared reads' conflict column.")
+
+
+def _row_sums_wrong() -> dict:
+    return {LOOP_DIVERGES: "divergence", CONFLICTS_WITHOUT_SHARED: "bank-conflicts",
+            ATOMICS_WITHOUT_ATOMICS: "atomics"}
+
+
+def _staged_wrong() -> dict:
+    return {STILL_UNCOALESCED: "uncoalesced", STAGED_LOOP_DIVERGES: "divergence",
+            STAGED_ATOMICS: "atomics"}
+
+
+_LIMITS_FORM = "one of 'uncoalesced', 'bank-conflicts', 'divergence' or 'atomics': what limits this kernel"
 
 EXERCISES = [
     KernelExercise(
@@ -139,4 +268,20 @@ EXERCISES = [
                "in a tree over two shared arrays.",
                "Merge step for t < stride: m_new = max(m_a, m_b); s = s_a * exp(m_a - m_new) + "
                "s_b * exp(m_b - m_new); then one last strided pass writes exp(x - m) / s.")),
+    ChoiceExercise(
+        "09.14", expected=lambda: diagnose("09.14"), choices=LIMITS, wrong_answers=_row_sums_wrong,
+        concepts=("coalescing",), form=_LIMITS_FORM,
+        hints=("Profile before you guess: profile_trace(trace_launch(kernel, grid, block, *args)), "
+               "then .summary() and .table().",
+               "Each limit has a figure in the profile: coalescing efficiency, worst conflict degree, "
+               "SIMT efficiency, atomics on one address. Which is far from its ideal?",
+               "How many bytes apart are lane 0's and lane 1's addresses in a[r, c]? How many "
+               "sectors does one warp's load touch for 128 bytes asked?")),
+    ChoiceExercise(
+        "09.15", expected=lambda: diagnose("09.15"), choices=LIMITS, wrong_answers=_staged_wrong,
+        concepts=("shared-memory", "coalescing"), form=_LIMITS_FORM,
+        hints=("Profile it as in 09.14 and read profile.table(): one row per memory instruction.",
+               "The global loads changed since 09.14; look at the shared-memory rows too.",
+               "In tile[t, c], how many words apart are lane 0's and lane 1's elements, and which "
+               "bank does each fall in?")),
 ]
