@@ -310,6 +310,7 @@ EXERCISES = [
                ".shared_mem_allocated_per_block, which includes the reserved 1 KiB).",
                "Among the caps whose spills fit, take the one with the most warps; on a tie, the "
                "larger cap spills less.")),
+    ValueExercise(
         "01.6", expected=_register_budget, rel_tol=0.0, abs_tol=0.0,
         wrong_answers=_register_budget_wrong, concepts=("latency-hiding", "occupancy"),
         form="an integer: the most registers per thread that keep 90 % utilisation (exact)",

@@ -293,6 +293,7 @@ EXERCISES = [
                "The intermediates are P (rows x cols) and the row vectors m and l (rows each): each is "
                "written once and read once when unfused.",
                "tiling.graph_traffic(ops, sizes, kernels, ('O',)).bytes_moved for both groupings; subtract.")),
+    ValueExercise(
         "06.6", expected=_skinny_best, rel_tol=1e-9, wrong_answers=_skinny_wrong,
         concepts=("tile-sizing", "tiling-traffic"),
         form="a float: the HBM bytes moved by your tile (tiled_matmul_traffic(...).bytes_moved), the "

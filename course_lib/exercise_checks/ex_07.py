@@ -391,6 +391,7 @@ EXERCISES = [
                "The cap: 40e9 / (2048 x the KV bytes per token). Then simulate each slot count below it "
                "(arrival steps = floor(arrival_s / step_s), with step_s from decode_step at that batch).",
                "Keep every count whose p99 (steps x step_s) is at most 16 s; any of them is a valid answer.")),
+    ValueExercise(
         "07.8", expected=_cheapest_deployment, rel_tol=1e-6, wrong_answers=_deployment_wrong,
         concepts=("serving-cost", "decode-bound", "kv-cache"),
         form="a float: dollars per million tokens of the cheapest deployment that fits and meets "
