@@ -12,11 +12,12 @@
 # %% [markdown]
 # # 01 · Exercises: throughput and latency
 #
-# Five exercises on lesson 01: a prediction, a computation on a real accelerator, an exploration
-# with the latency-hiding simulator, a function to write, and a register budget to decide. Put your answer in each exercise
-# cell where it says `NotImplementedError` and run the cell. `check` prints one line when the
-# answer is right; otherwise it shows your value, the form the answer should take and a first
-# hint. `hint("01.2", 2)` shows the next hint.
+# Seven exercises on lesson 01: a prediction, a computation on a real accelerator, an exploration
+# with the latency-hiding simulator, a function to write, and three designs (a register cap under
+# spills, a register budget that still hides latency, the loads in flight a kernel needs). Put your
+# answer in each exercise cell where it says `NotImplementedError` and run the cell. `check` prints
+# one line when the answer is right; otherwise it shows your value, the form the answer should take
+# and a first hint. `hint("01.2", 2)` shows the next hint.
 
 # %%
 import math

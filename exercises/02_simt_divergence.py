@@ -13,10 +13,10 @@
 # # 02 · Exercises: SIMT, divergence and coalescing
 #
 # Six exercises on lesson 02: a prediction, a computation on a real accelerator, an exploration
-# with the SIMT simulator, a function to write, a profile to diagnose and a reorder to decide on. Put your answer in each exercise cell where it
-# says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint.
-# `hint("02.3", 2)` shows the next hint.
+# with the SIMT simulator, a function to write, a profile to diagnose and a reorder to decide on.
+# Put your answer in each exercise cell where it says `NotImplementedError` and run the cell.
+# `check` prints one line when the answer is right; otherwise it shows your value, the form the
+# answer should take and a first hint. `hint("02.3", 2)` shows the next hint.
 
 # %%
 import numpy as np

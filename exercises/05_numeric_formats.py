@@ -12,9 +12,10 @@
 # %% [markdown]
 # # 05 · Exercises: numeric formats
 #
-# Six exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
-# with the loss-scale simulator, two functions to write, and a decision about FP8 scaling. Put
-# your answer in each exercise cell where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
+# Eight exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
+# with the loss-scale simulator, two functions to write, a decision about FP8 scaling, a format to
+# choose under an error budget, and a prediction to measure. Put your answer in each exercise cell
+# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
 # right; otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("05.2", 2)` shows the next hint.
 #

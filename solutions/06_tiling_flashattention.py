@@ -12,11 +12,12 @@
 # %% [markdown]
 # # 06 · Exercises: tiling and FlashAttention
 #
-# Four exercises on lesson 06: a prediction, a computation on a real accelerator, an exploration
-# with the FlashAttention simulator, and a function to write. Put your answer in each exercise
-# cell where it says `NotImplementedError` and run the cell. `check` prints one line when the
-# answer is right; otherwise it shows your value, the form the answer should take and a first
-# hint. `hint("06.2", 2)` shows the next hint.
+# Seven exercises on lesson 06: a prediction, a computation on a real accelerator, an exploration
+# with the FlashAttention simulator, a function to write, the traffic fusion saves, and two designs
+# under a memory budget (a matmul tile, an attention block). Put your answer in each exercise cell
+# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
+# right; otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("06.2", 2)` shows the next hint.
 
 # %%
 import numpy as np

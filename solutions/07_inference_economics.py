@@ -12,11 +12,12 @@
 # %% [markdown]
 # # 07 · Exercises: inference economics
 #
-# Seven exercises on lesson 07: a prediction, computations on real accelerators and models, an
-# exploration, a function to write and a design decision. Put your answer in each exercise cell where it says
-# `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint.
-# `hint("07.2", 2)` shows the next hint.
+# Nine exercises on lesson 07: a prediction, computations on real accelerators and models, an
+# exploration, a function to write, a compute-optimal model, and three decisions (serving slots,
+# the cheapest deployment, a quantization scheme). Put your answer in each exercise cell where it
+# says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint. `hint("07.2",
+# 2)` shows the next hint.
 #
 # Models: `get_model(name)` (its `.params`, `.layers`, `.kv_heads`, `.head_dim`); accelerators:
 # `get_accelerator(name)`. The lesson's functions are in `course_lib.economics`.
