@@ -16,8 +16,8 @@
 # with the cache simulator, a function to write, a memory system to size, a pipeline to diagnose
 # and a padding to choose. Put your answer in each exercise cell where it says
 # `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint. `hint("03.2",
-# 2)` shows the next hint.
+# otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("03.2", 2)` shows the next hint.
 #
 # Catalog figures: `get_accelerator(name).mem_bandwidth` (bytes/s), `.peak("bf16")` (FLOP/s),
 # `.sm_count`, `.host_link_bandwidth` (bytes/s, both directions together).

@@ -16,8 +16,8 @@
 # exploration, a function to write, a compute-optimal model, and three decisions (serving slots,
 # the cheapest deployment, a quantization scheme). Put your answer in each exercise cell where it
 # says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint. `hint("07.2",
-# 2)` shows the next hint.
+# otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("07.2", 2)` shows the next hint.
 #
 # Models: `get_model(name)` (its `.params`, `.layers`, `.kv_heads`, `.head_dim`); accelerators:
 # `get_accelerator(name)`. The lesson's functions are in `course_lib.economics`.

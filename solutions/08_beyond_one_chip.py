@@ -16,8 +16,8 @@
 # with the ring simulator, a function to write, and three designs (a batch for a MIG slice, a
 # parallel layout, a pipeline's micro-batches). Put your answer in each exercise cell where it says
 # `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint. `hint("08.2",
-# 2)` shows the next hint.
+# otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("08.2", 2)` shows the next hint.
 #
 # Links come from the catalog: `get_link("H100 SXM", "nvlink")` has `.bandwidth_bytes_per_s`
 # (per direction) and `.latency_s`; tier `"network"` is one 400 Gb/s InfiniBand port per GPU.
