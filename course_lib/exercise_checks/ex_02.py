@@ -144,7 +144,7 @@ COLUMNS = 1000          # row-major float32 matrix, 1000 columns (no power of tw
 PAD_FOR_BANKS = Misconception(
     "padding-fixes-coalescing", "Padding taken to fix a strided global load: padding a row moves "
     "which shared-memory bank a column lands in (lesson 03), but in global memory the lanes are still "
-    "a whole row apart, one sector each.", "03", "4. Shared memory bank conflicts",
+    "a whole row apart, one sector each.", "02", _COALESCING,
     "Compute the 32 lanes' byte addresses with the padded row length and count their sectors.")
 NARROWER_ELEMENTS = Misconception(
     "narrower-elements-fix-coalescing", "Narrower elements taken to fix a strided load: they shrink "
