@@ -44,4 +44,4 @@ class DecisionExercise(ValueExercise):
             found = _matching_misconceptions(self, params, lambda w: _is_scalar_like(w) and _close(
                 got, float(w), max(self.rel_tol, 1e-3), self.abs_tol))
             raise _error(self, f"{_short(got)} does not meet the constraints: {reason}", params, found)
-        return f"{self.id}: a valid design ({_short(got)}); other choices may be valid too."
+        return f"{self.id}: correct, a valid design ({_short(got)}); other choices may be valid too."

@@ -169,10 +169,6 @@ def _softmax_saving() -> float:
 
 
 _FUSION = "4. Kernel fusion"
-ROW_STATS_IGNORED = Misconception(
-    "fusion-row-statistics-ignored", "Only the large intermediate counted: the row statistics m and l "
-    "are written and read back between unfused kernels too.", "06", _FUSION,
-    "List every tensor one kernel writes and a later one reads, the per-row vectors included.")
 ELEMENTS_NOT_BYTES = Misconception(
     "fusion-elements-not-bytes", "Elements where bytes were asked: each BF16 element is 2 bytes.",
     "06", _FUSION, "Multiply every element count by the element size before adding.")
@@ -187,10 +183,11 @@ INTERMEDIATE_ONCE = Misconception(
 
 
 def _softmax_saving_wrong() -> dict:
-    e, r, b = 1000 * 3001, 1000, 2
+    # Leaving out the row statistics m and l (4E elements only) is rejected but not named: it lies
+    # within 0.1 % of the answer, closer than a misconception may be matched.
+    e, b = 1000 * 3001, 2
     right = _softmax_saving()
-    return {ROW_STATS_IGNORED: b * 4 * e,
-            ELEMENTS_NOT_BYTES: right / b,
+    return {ELEMENTS_NOT_BYTES: right / b,
             TOTAL_NOT_SAVING: right + b * 2 * e,
             shared("fp32-bytes", "06", _FUSION): 2 * right,
             INTERMEDIATE_ONCE: right - b * 2 * e}
