@@ -5,6 +5,10 @@ the course's tests treat it like one) whose answer is accepted when ``judge(answ
 broken constraint, not when it equals one number. ``expected`` returns one valid decision, used
 by the tests; it is chosen so that twice it and half of it are not valid too (the tests feed
 such unit slips as wrong answers). Not an ``ex_NN`` module, so the registry does not load it.
+
+``wrong_answers`` lists ``{Misconception: decision}`` like a value exercise's; every listed
+decision must be one the judge rejects (the course's tests check it). A rejected decision that
+matches one is named, with its section and hint, after the judge's reason.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from course_lib.checks import ExerciseError, ValueExercise, _as_scalar_answer, _failure, _short
+from course_lib.checks import (_NO_LEARNER, ValueExercise, _as_scalar_answer, _close, _error, _is_scalar_like,
+                               _matching_misconceptions, _params, _short)
 
 __all__ = ["DecisionExercise"]
 
@@ -29,11 +34,14 @@ class DecisionExercise(ValueExercise):
         if not callable(self.judge):
             raise TypeError(f"DecisionExercise {self.id}: judge must be a callable returning None or a reason")
 
-    def check(self, answer) -> str:
-        got = _as_scalar_answer(self, answer)
+    def check(self, answer, learner=_NO_LEARNER) -> str:
+        params = _params(self, learner)
+        got = _as_scalar_answer(self, answer, params)
         if self.integer and got != round(got):
-            raise ExerciseError(_failure(self, f"{_short(got)} is not a whole number"))
+            raise _error(self, f"{_short(got)} is not a whole number", params)
         reason = self.judge(int(round(got)) if self.integer else got)
         if reason:
-            raise ExerciseError(_failure(self, f"{_short(got)} does not meet the constraints: {reason}"))
-        return f"{self.id}: a valid design ({_short(got)}); other choices may be valid too."
+            found = _matching_misconceptions(self, params, lambda w: _is_scalar_like(w) and _close(
+                got, float(w), max(self.rel_tol, 1e-3), self.abs_tol))
+            raise _error(self, f"{_short(got)} does not meet the constraints: {reason}", params, found)
+        return f"{self.id}: correct, a valid design ({_short(got)}); other choices may be valid too."

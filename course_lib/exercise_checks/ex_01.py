@@ -57,6 +57,19 @@ NO_SUBPARTITIONS = Misconception(
     "warp_alloc_granularity sub-partitions, and a warp lives in one of them.", "01", _OCC,
     "Divide each sub-partition's registers by a warp's, round down, then multiply by the "
     "number of sub-partitions.")
+MOST_WARPS_CAP = Misconception(
+    "spills-are-free", "The cap that gives the most warps taken as best: the registers it spills "
+    "must live somewhere, and past what L1 holds they go out to DRAM.", "01", _OCC,
+    "For each cap, compare the spills' footprint per SM with the L1 left beside the blocks' "
+    "shared memory, before counting warps.")
+NO_CAP = Misconception(
+    "register-cap-never-helps", "No cap, to avoid spilling at all: a cap buys resident warps, and "
+    "spills that stay in L1 cost little.", "01", _OCC,
+    "Look at what each cap buys in resident warps, and whether its spills fit in L1.")
+L1_WITHOUT_SMEM = Misconception(
+    "l1-shared-memory-ignored", "The whole 256 KiB counted as L1 for the spills: L1 and shared "
+    "memory share it, and the resident blocks' shared memory takes its part first.", "01", _OCC,
+    "Subtract blocks_per_sm x shared_mem_allocated_per_block from the 256 KiB before comparing.")
 
 
 def _a100_limiter() -> str:
@@ -162,9 +175,9 @@ def _spill_cap() -> int:
 
 def _spill_cap_wrong() -> dict:
     right = _spill_cap()
-    wrong = {"the most warps, ignoring where the spills go": max((w, c) for c, w, _ in _cap_rows())[1],
-             "no cap at all (no spills)": SPILL_CAPS[0],
-             "the whole 256 KiB as L1, forgetting the blocks' shared memory": _best_cap(_cap_rows(count_smem=False))}
+    wrong = {MOST_WARPS_CAP: max((w, c) for c, w, _ in _cap_rows())[1],
+             NO_CAP: SPILL_CAPS[0],
+             L1_WITHOUT_SMEM: _best_cap(_cap_rows(count_smem=False))}
     return {k: v for k, v in wrong.items() if v != right}
 # --- 01.6 (design): the register budget that still hides the latency ---------------------------
 
@@ -302,6 +315,7 @@ EXERCISES = [
                "acc.registers_per_sm is the register count.")),
     ValueExercise(
         "01.5", expected=_spill_cap, rel_tol=0.0, abs_tol=0.0, wrong_answers=_spill_cap_wrong,
+        concepts=("occupancy",),
         form="an integer: the register cap, one of the caps the task lists",
         hints=("For each cap, register_pressure(128, 150, caps, 12 * 1024, 'H100 SXM') gives the "
                "resident warps and the bytes the resident threads' spills occupy per SM.",

@@ -166,6 +166,16 @@ def _bank_wrong() -> dict:
 _STACK_PINS, _PIN_RATE = 1024, 9.2e9
 
 
+STACKS_ROUNDED_DOWN = Misconception(
+    "stacks-rounded-down", "The number of stacks rounded down: a chip short of the bandwidth it needs "
+    "has a higher ridge point; a fraction of a stack is a whole stack.", "03", _LADDER,
+    "Check your count: stacks x one stack's bytes per second must reach peak / ridge.")
+PIN_RATE_BYTES = Misconception(
+    "pin-rate-in-bytes", "A pin's rate read as bytes per second: pin rates are quoted in bits per "
+    "second, so a stack moves pins x rate / 8 bytes per second.", "03", _LADDER,
+    "Turn one stack's pins x Gbit/s into bytes per second before dividing.")
+
+
 def _stacks_for(ridge, peak, pins=_STACK_PINS, rate=_PIN_RATE) -> int:
     from course_lib.memory import bus_bandwidth_bytes_per_s
     need = peak / ridge
@@ -184,11 +194,10 @@ def _stacks_wrong() -> dict:
     right = _stacks_needed()
     h100, b200 = get_accelerator("H100 SXM"), get_accelerator("B200")
     need = b200.peak("bf16") / h100.ridge_point("bf16")
-    wrong = {"rounding the number of stacks down": int(need // (_STACK_PINS * _PIN_RATE / 8)),
-             "bytes per pin instead of bits (forgetting the / 8)": _stacks_for(
-                 h100.ridge_point("bf16"), b200.peak("bf16"), rate=_PIN_RATE * 8),
-             "the sparse (2:4) B200 peak, twice the dense": _stacks_for(h100.ridge_point("bf16"),
-                                                                       2 * b200.peak("bf16"))}
+    wrong = {STACKS_ROUNDED_DOWN: int(need // (_STACK_PINS * _PIN_RATE / 8)),
+             PIN_RATE_BYTES: _stacks_for(h100.ridge_point("bf16"), b200.peak("bf16"), rate=_PIN_RATE * 8),
+             shared("sparse-peak", "03", _LADDER): _stacks_for(h100.ridge_point("bf16"),
+                                                               2 * b200.peak("bf16"))}
     return {k: v for k, v in wrong.items() if v != right}
 # --- 03.6 (diagnose): a double-buffered kernel, and the change that pays -----------------------
 
@@ -319,6 +328,7 @@ EXERCISES = [
                "The answer is the largest count over the 32 banks (1 when there is no conflict).")),
     ValueExercise(
         "03.5", expected=_stacks_needed, rel_tol=0.0, abs_tol=0.0, wrong_answers=_stacks_wrong,
+        concepts=("memory-ladder",),
         form="an integer: the number of HBM3e stacks",
         hints=("Keeping the ridge point means bandwidth = peak / ridge: compute the bandwidth the "
                "new chip needs from the B200's dense BF16 peak and the H100 SXM's ridge point.",

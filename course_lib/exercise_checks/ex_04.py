@@ -189,15 +189,28 @@ def _kernel_to_optimize() -> str:
     return max(saved, key=saved.get)
 
 
+_PROFILE = "7b. Reading a profiler's report against the roofline"
+FURTHEST_FROM_ROOF = Misconception(
+    "furthest-from-roof-first", "The kernel furthest from its roof optimized first: what a kernel "
+    "can give back is its distance from the roof times the time it runs, per call and per step.",
+    "04", _PROFILE, "Weigh each kernel's (1 - fraction of roof) by its duration and its calls per step.")
+PEAK_FLOPS_ROOF = Misconception(
+    "peak-flops-roof-for-all", "Every kernel judged against the peak FLOP/s: a memory-bound "
+    "kernel's roof is bandwidth x intensity, so its low FLOP rate is no sign of waste.", "04", _PROFILE,
+    "Use read_profile's fraction_of_roof, which takes the roof at each kernel's own intensity.")
+PER_CALL_ONLY = Misconception(
+    "per-call-not-per-step", "The most time recoverable per call, ignoring how often each kernel "
+    "runs: a short kernel called many times can cost a step more.", "04", _PROFILE,
+    "Multiply each kernel's recoverable time per call by its calls per step.")
+
+
 def _kernel_to_optimize_wrong() -> dict:
     readings = {name: read_profile(name, t, q, f, "H100 SXM", "bf16")
                 for name, (t, q, f, _) in _STEP_PROFILE.items()}
     per_call = {name: t * (1 - readings[name].fraction_of_roof) for name, (t, *_rest) in _STEP_PROFILE.items()}
-    wrong = {"the lowest fraction of its roof (ignoring how long it runs)":
-             min(readings, key=lambda n: readings[n].fraction_of_roof),
-             "the lowest fraction of peak FLOP/s (the wrong roof for a memory-bound kernel)":
-             min(readings, key=lambda n: readings[n].compute_fraction),
-             "the most time recoverable per call (ignoring calls per step)": max(per_call, key=per_call.get)}
+    wrong = {FURTHEST_FROM_ROOF: min(readings, key=lambda n: readings[n].fraction_of_roof),
+             PEAK_FLOPS_ROOF: min(readings, key=lambda n: readings[n].compute_fraction),
+             PER_CALL_ONLY: max(per_call, key=per_call.get)}
     right = _kernel_to_optimize()
     return {k: v for k, v in wrong.items() if v != right}
 # --- 04.7 (design): the smallest tile that lifts an A100 matmul off its L2 roof ----------------
@@ -334,7 +347,7 @@ EXERCISES = [
                "Units: bandwidth in bytes/s times intensity in FLOP/byte gives FLOP/s.")),
     ChoiceExercise(
         "04.6", expected=_kernel_to_optimize, choices=tuple(_STEP_PROFILE),
-        wrong_answers=_kernel_to_optimize_wrong,
+        wrong_answers=_kernel_to_optimize_wrong, concepts=("roofline-bound",),
         form="a string: the name of one kernel of the profile",
         hints=("Judge each kernel against the roof that applies at its intensity, not against the "
                "peak FLOP/s: read_profile(name, duration_s, bytes, flops, 'H100 SXM', 'bf16').",

@@ -211,14 +211,31 @@ def _smallest_safe_margin() -> int:
     raise RuntimeError("no margin up to 19 avoids clipping")
 
 
+_FP8 = "8b. FP8 training: two formats and a scale per tensor"
+DELAYED_SAFE = Misconception(
+    "delayed-scaling-safe", "Delayed scaling taken to be safe as it is: its scale comes from past "
+    "steps' amax, so a tensor that grows clips before the history catches up.", "05", _FP8,
+    "Run the simulation with no margin and look at overflow_counts step by step.")
+MARGIN_STILL_CLIPS = Misconception(
+    "margin-that-still-clips", "A margin that still clips a few values: the answer is the first "
+    "margin with no value clipped at any step of the run.", "05", _FP8,
+    "Sum overflow_counts over every step; a margin is safe only when that sum is 0.")
+STEADY_GROWTH_ONLY = Misconception(
+    "margin-for-steady-growth-only", "A margin sized for the steady growth alone: the one-off jump, "
+    "and amax's noise from step to step, exceed it.", "05", _FP8,
+    "Look at the steps where values clip: they come with the jump, which the history has not seen.")
+MARGIN_TOO_LARGE = Misconception(
+    "margin-more-than-needed", "More margin than needed: every extra power of two shifts the whole "
+    "tensor down a binade, towards FP8's underflow; the smallest safe margin was asked.", "05", _FP8,
+    "Stop the sweep at the first margin whose run clips nothing.")
+
+
 def _margin_wrong() -> dict:
     right = _smallest_safe_margin()
     steady = int(np.ceil(np.log2(_DRIFT["growth"])))       # the steady growth alone, jump ignored
-    wrong = {"no margin (delayed scaling as is)": 0,
-             "one margin short: the last value that still clips": right - 1,
-             "one more than needed": right + 1}
+    wrong = {DELAYED_SAFE: 0, MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1}
     if steady != right:
-        wrong["covering the steady 25% growth but not the jump"] = steady
+        wrong[STEADY_GROWTH_ONLY] = steady
     return wrong
 # --- 05.7 (design): the cheapest storage format that meets an error budget --------------------
 
@@ -355,6 +372,7 @@ EXERCISES = [
                "F.get_format('bf16').max_value.")),
     ValueExercise(
         "05.6", expected=_smallest_safe_margin, rel_tol=0.0, abs_tol=0.0, wrong_answers=_margin_wrong,
+        concepts=("fp8-scaling",),
         form="an integer: the margin m (the scale is divided by 2^m)",
         hints=("Delayed scaling clips at a step whose amax exceeds 2^m times the largest amax of "
                "the history window.",

@@ -168,14 +168,31 @@ def _softmax_saving() -> float:
     return four.bytes_moved - one.bytes_moved
 
 
+_FUSION = "4. Kernel fusion"
+ELEMENTS_NOT_BYTES = Misconception(
+    "fusion-elements-not-bytes", "Elements where bytes were asked: each BF16 element is 2 bytes.",
+    "06", _FUSION, "Multiply every element count by the element size before adding.")
+TOTAL_NOT_SAVING = Misconception(
+    "unfused-total-not-saving", "The unfused kernels' whole traffic where the saving was asked: the "
+    "fused kernel still reads S and writes O.", "06", _FUSION,
+    "Compute the traffic of both groupings, then subtract the fused one from the unfused one.")
+INTERMEDIATE_ONCE = Misconception(
+    "intermediate-crosses-once", "An intermediate counted once: unfused, it is written by one kernel "
+    "and read back by the next, so it crosses HBM twice.", "06", _FUSION,
+    "Count P's write and its read back, and likewise for m and l.")
+
+
 def _softmax_saving_wrong() -> dict:
-    e, r, b = 1000 * 3001, 1000, 2
+    # Leaving out the row statistics m and l (4E elements only) is rejected but not named: it lies
+    # within 0.1 % of the answer, closer than a misconception may be matched.
+    e, b = 1000 * 3001, 2
     right = _softmax_saving()
-    return {"the row statistics m and l left out (4E elements only)": b * 4 * e,
-            "elements instead of bytes": right / b,
-            "the unfused total instead of the saving": right + b * 2 * e,
-            "FP32 (4 bytes) instead of BF16": 2 * right,
-            "P counted once (written but never read back)": right - b * 2 * e}
+    return {ELEMENTS_NOT_BYTES: right / b,
+            TOTAL_NOT_SAVING: right + b * 2 * e,
+            shared("fp32-bytes", "06", _FUSION): 2 * right,
+            INTERMEDIATE_ONCE: right - b * 2 * e}
+
+
 # --- 06.6 (design): a tile for a skinny matmul under two on-chip budgets ---------------------
 
 SKINNY = (200, 8192, 8192)                 # 06.6: m x k by k x n in BF16
@@ -286,7 +303,7 @@ EXERCISES = [
                "maximum, scores in the hundreds overflow.")),
     ValueExercise(
         "06.5", expected=_softmax_saving, rel_tol=1e-9,
-        wrong_answers=_softmax_saving_wrong,
+        wrong_answers=_softmax_saving_wrong, concepts=("kernel-fusion",),
         form="a number: bytes of HBM traffic saved by fusing (exact; BF16 is 2 bytes)",
         hints=("Unfused, each kernel reads the tensors it needs from HBM and writes what it makes; fused, "
                "only S is read and O written.",

@@ -183,6 +183,21 @@ def _kv_cases(rng) -> list:
 TASK_BUDGET_FLOPS = 2.4e24
 
 
+TOKENS_FOR_PARAMS = Misconception(
+    "tokens-for-parameters", "The tokens D where the parameters N were asked: the compute-optimal "
+    "run trains on many more tokens than the model has parameters.", "07", _TRAINING,
+    "Solve for N first; D follows from it.")
+RATIO_INVERTED = Misconception(
+    "chinchilla-ratio-inverted", "Twenty parameters per token where the rule is twenty tokens per "
+    "parameter.", "07", _TRAINING, "Write the rule as D = 20 N, then substitute it into C = 6 N D.")
+SIX_FORGOTTEN = Misconception(
+    "six-flop-forgotten", "The 6 of C = 6 N D left out: each parameter costs 2 FLOP per token forward "
+    "and 4 backward.", "07", _TRAINING, "Substitute D = 20 N into C = 6 N D and keep the 6.")
+NO_SQUARE_ROOT = Misconception(
+    "chinchilla-no-square-root", "C divided by 6 x 20 with no square root: with D = 20 N the compute "
+    "grows as N squared.", "07", _TRAINING, "C = 120 N^2: solving for N takes a square root.")
+
+
 def _chinchilla_params() -> float:
     return compute_optimal(TASK_BUDGET_FLOPS, 20).params
 
@@ -190,11 +205,11 @@ def _chinchilla_params() -> float:
 def _chinchilla_wrong() -> dict:
     c = TASK_BUDGET_FLOPS
     right = compute_optimal(c, 20)
-    return {"the tokens D instead of the parameters N": right.tokens,
-            "C = 2ND (forward pass only) instead of 6ND": math.sqrt(c / (2 * 20)),
-            "forgetting the 6: N = sqrt(C / 20)": math.sqrt(c / 20),
-            "no square root: C / (6 x 20)": c / (6 * 20),
-            "20 parameters per token instead of 20 tokens per parameter": math.sqrt(c * 20 / 6)}
+    return {TOKENS_FOR_PARAMS: right.tokens,
+            FORWARD_ONLY: math.sqrt(c / (2 * 20)),
+            SIX_FORGOTTEN: math.sqrt(c / 20),
+            NO_SQUARE_ROOT: c / (6 * 20),
+            RATIO_INVERTED: math.sqrt(c * 20 / 6)}
 
 
 #: 07.7: the service the task describes (its trace is rebuilt here from the same seed).
@@ -249,11 +264,26 @@ def _a_valid_slot_count() -> int:
     return middle[len(middle) // 2]
 
 
+LESSON_SLOTS = Misconception(
+    "lesson-slot-count-reused", "The lesson's slot count reused for another service: at this arrival "
+    "rate too few slots let the queue grow, and the p99 latency with it.", "07", _COST,
+    "Simulate the p99 latency at your slot count; if requests wait in the queue, try more slots.")
+FREE_MEMORY_FOR_KV = Misconception(
+    "free-memory-not-kv-budget", "All the memory the weights leave free given to the KV cache: the "
+    "task gives the cache a budget of its own.", "07", _KV,
+    "Divide the task's cache budget, not the free memory, by one slot's cache at the longest request.")
+GIB_FOR_GB = Misconception(
+    "gib-for-gb", "GiB (2^30 bytes) where GB (10^9 bytes) was given, a factor of about 1.07.", "07", _KV,
+    "A budget in GB is that many times 1e9 bytes.")
+
+
 def _slots_wrong() -> dict:
     full = get_accelerator("H100 SXM").mem_capacity - weight_bytes("Llama 3 8B", "bf16")
-    return {"the lesson's 32 slots (the queue grows, p99 far over the target)": 32,
-            "as many slots as 80 GB minus the weights holds (the budget is 40 GB)": int(full // _kv_per_slot()),
-            "the budget read as 40 GiB instead of 40 GB": int(40 * 2 ** 30 // _kv_per_slot())}
+    return {LESSON_SLOTS: 32,
+            FREE_MEMORY_FOR_KV: int(full // _kv_per_slot()),
+            GIB_FOR_GB: int(40 * 2 ** 30 // _kv_per_slot())}
+
+
 # --- 07.8 (design): the cheapest deployment under a latency target ----------------------------
 
 DEPLOY_MODEL, DEPLOY_CONTEXT, DEPLOY_PRICE, DEPLOY_TARGET_S = "Llama 3 70B", 4096, 3.0, 0.020
@@ -377,14 +407,14 @@ EXERCISES = [
                "in both, and query heads do not appear.")),
     ValueExercise(
         "07.6", expected=_chinchilla_params, rel_tol=1e-3,
-        wrong_answers=_chinchilla_wrong,
+        wrong_answers=_chinchilla_wrong, concepts=("training-compute",),
         form="a float: the number of parameters N (not billions)",
         hints=("Two equations: C = 6 N D, and D = 20 N.",
                "Substitute D: C = 6 x 20 x N^2, then solve for N.",
                "N = sqrt(C / 120); check it by computing 6 N (20 N).")),
     DecisionExercise(
         "07.7", expected=_a_valid_slot_count, judge=_judge_slots, abs_tol=0.0, rel_tol=0.0,
-        wrong_answers=_slots_wrong,
+        wrong_answers=_slots_wrong, concepts=("kv-cache", "serving-cost"),
         form="an integer: a number of slots that meets both the 40 GB cache budget and the 16 s p99 target",
         hints=("Two constraints pull opposite ways: the cache caps the slots from above; queueing at few "
                "slots, and slower steps at many, push the p99 latency up.",

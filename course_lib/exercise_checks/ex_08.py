@@ -162,13 +162,28 @@ def _a_valid_mig_batch() -> int:
     return middle[len(middle) // 2]
 
 
+_OTHER = "5. Other accelerators"
+SLICE_AS_WHOLE = Misconception(
+    "mig-slice-as-whole-gpu", "The whole H100's figures used for a MIG slice: a 3g.40gb slice has 3/7 "
+    "of the compute and half the memory and bandwidth, so each decode step takes longer.", "08", _OTHER,
+    "Build the slice with mig_accelerator('3g.40gb') and run decode_step on it, not on the H100.")
+FLOOR_ON_WHOLE = Misconception(
+    "throughput-floor-on-whole-gpu", "The throughput floor worked out on the whole H100: on the slice "
+    "each step is slower, so it takes more sequences per step to reach the same tokens per second.",
+    "08", _OTHER, "Compute tokens_per_s on the slice, batch / t_step_s there, against the floor.")
+CAPACITY_ONLY = Misconception(
+    "largest-batch-that-fits", "The largest batch that fits in memory: a larger batch also makes each "
+    "step slower, and the latency target caps the batch first.", "08", _OTHER,
+    "Check t_step_s at your batch against the step-time target.")
+
+
 def _mig_batch_wrong() -> dict:
     whole = _valid_mig_batches(None)
     fits = [b for b in range(1, 400) if decode_step("Llama 3 8B", mig_accelerator(TASK_MIG_PROFILE), b,
                                                     TASK_CONTEXT).fits]
-    return {"the largest batch valid on the whole H100 (the slice has half its bandwidth)": whole[-1],
-            "the largest batch that fits in 40 GB, ignoring the latency target": fits[-1],
-            "the smallest batch valid on the whole H100": whole[0]}
+    return {SLICE_AS_WHOLE: whole[-1], CAPACITY_ONLY: fits[-1], FLOOR_ON_WHOLE: whole[0]}
+
+
 # --- 08.7 (design): the fastest parallel layout that fits -------------------------------------
 
 _SPLIT = "3. Four ways to split a training step"
@@ -284,7 +299,7 @@ EXERCISES = [
                "Stage 0 is plain data parallelism: nothing is divided.")),
     DecisionExercise(
         "08.6", expected=_a_valid_mig_batch, judge=_judge_mig_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_mig_batch_wrong,
+        wrong_answers=_mig_batch_wrong, concepts=("gpu-sharing",),
         form="an integer: a batch size that fits the 3g.40gb slice, keeps a decode step at or under 20 ms "
              "and gives at least 2800 tokens/s",
         hints=("A 3g.40gb slice has 3/7 of the H100's compute and 4/8 of its memory and bandwidth: decode "
