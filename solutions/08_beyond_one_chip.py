@@ -109,7 +109,36 @@ def zero_bytes(n_params, dp, stage):
 check("08.4", zero_bytes)
 
 # %% [markdown]
-# ### Exercise 08.7 (design): the fastest parallel layout that fits
+# ### Exercise 08.5 (decide): a batch for a MIG slice
+#
+# Your team gets one **3g.40gb** MIG instance of an H100 SXM to serve Llama 3 8B in BF16, every
+# sequence with 2048 tokens of context. The service must (1) fit: weights plus every sequence's KV
+# cache in the slice's 40 GB; (2) keep the time per generated token (one decode step) at or under
+# **20 ms**; (3) deliver at least **2800 tokens/s** in total. Choose a batch size that meets all
+# three and store it in `batch`. Several answers are valid.
+#
+# `mig_accelerator("3g.40gb", "H100 SXM")` is the slice as an accelerator, which `decode_step`
+# accepts; its `.fits`, `.t_step_s` and `.tokens_per_s` are what the constraints are about.
+
+# %%
+from course_lib.economics import decode_step
+from course_lib.sharing import mig_accelerator
+
+# %%
+### BEGIN SOLUTION
+slice_3g = mig_accelerator("3g.40gb", "H100 SXM")
+ok = []
+for b in range(1, 200):
+    step = decode_step("Llama 3 8B", slice_3g, b, 2048)
+    if step.fits and step.t_step_s <= 0.020 and step.tokens_per_s >= 2800:
+        ok.append(b)
+batch = ok[len(ok) // 2]
+### END SOLUTION
+check("08.5", batch)
+
+
+# %% [markdown]
+# ### Exercise 08.6 (design): the fastest parallel layout that fits
 #
 # You train a 70B model (`model = transformer_for_params(70e9)`) on 256 H100 SXMs, with
 # 4 x 2^20 tokens per step. Choose a plan `ParallelPlan(256, tp, pp, zero_stage, micro_batches,
@@ -144,10 +173,10 @@ step_s = best.step_time_s
 print(f"tp {best.plan.tp}, pp {best.plan.pp}, ZeRO-{best.plan.zero_stage}, {best.plan.recompute} "
       f"recomputation: {best.memory_bytes / 1e9:.0f} GB per GPU, {step_s:.2f} s per step")
 ### END SOLUTION
-check("08.7", step_s)
+check("08.6", step_s)
 
 # %% [markdown]
-# ### Exercise 08.8 (design): how many micro-batches for an 8-stage pipeline?
+# ### Exercise 08.7 (design): how many micro-batches for an 8-stage pipeline?
 #
 # A model is split into 8 pipeline stages. Each step may idle at most **8 %** of its time
 # (`bubble_fraction`), and each stage has room for the activations of at most **16**
@@ -167,38 +196,9 @@ def meets(m, schedule):
 
 micro_batches = next(m for m in range(1, 1001) if meets(m, "1f1b") or meets(m, "gpipe"))
 ### END SOLUTION
-check("08.8", micro_batches)
+check("08.7", micro_batches)
 
 # %% [markdown]
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that
 # trains a 175 B model with 4 Mi tokens per step without running out of memory, first with
 # ZeRO stage 1, then with stage 3.
-
-# %% [markdown]
-# ### Exercise 08.6 (decide): a batch for a MIG slice
-#
-# Your team gets one **3g.40gb** MIG instance of an H100 SXM to serve Llama 3 8B in BF16, every
-# sequence with 2048 tokens of context. The service must (1) fit: weights plus every sequence's KV
-# cache in the slice's 40 GB; (2) keep the time per generated token (one decode step) at or under
-# **20 ms**; (3) deliver at least **2800 tokens/s** in total. Choose a batch size that meets all
-# three and store it in `batch`. Several answers are valid.
-#
-# `mig_accelerator("3g.40gb", "H100 SXM")` is the slice as an accelerator, which `decode_step`
-# accepts; its `.fits`, `.t_step_s` and `.tokens_per_s` are what the constraints are about.
-
-# %%
-from course_lib.economics import decode_step
-from course_lib.sharing import mig_accelerator
-
-# %%
-### BEGIN SOLUTION
-slice_3g = mig_accelerator("3g.40gb", "H100 SXM")
-ok = []
-for b in range(1, 200):
-    step = decode_step("Llama 3 8B", slice_3g, b, 2048)
-    if step.fits and step.t_step_s <= 0.020 and step.tokens_per_s >= 2800:
-        ok.append(b)
-batch = ok[len(ok) // 2]
-### END SOLUTION
-check("08.6", batch)
-

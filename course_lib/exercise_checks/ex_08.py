@@ -131,7 +131,7 @@ def _zero_cases(rng) -> list:
     return cases
 
 
-#: 08.6: the service the task describes.
+#: 08.5: the service the task describes.
 TASK_MIG_PROFILE, TASK_CONTEXT, TASK_MAX_STEP_S, TASK_MIN_TOKENS_PER_S = "3g.40gb", 2048, 0.020, 2800.0
 
 
@@ -184,7 +184,7 @@ def _mig_batch_wrong() -> dict:
     return {SLICE_AS_WHOLE: whole[-1], CAPACITY_ONLY: fits[-1], FLOOR_ON_WHOLE: whole[0]}
 
 
-# --- 08.7 (design): the fastest parallel layout that fits -------------------------------------
+# --- 08.6 (design): the fastest parallel layout that fits -------------------------------------
 
 _SPLIT = "3. Four ways to split a training step"
 LAYOUT_PARAMS, LAYOUT_GPUS, LAYOUT_TOKENS = 70e9, 256, 4 * 2 ** 20
@@ -192,7 +192,7 @@ LAYOUT_TP, LAYOUT_PP, LAYOUT_ZERO = (1, 2, 4, 8, 16), (1, 2, 4, 8), (1, 2, 3)
 
 
 def _layouts():
-    """Every 08.7 plan with at least one sequence per replica, and its StepEstimate."""
+    """Every 08.6 plan with at least one sequence per replica, and its StepEstimate."""
     from course_lib.parallelism import RECOMPUTE, ParallelPlan, estimate_training_step, transformer_for_params
     model = transformer_for_params(LAYOUT_PARAMS)
     rows = []
@@ -233,7 +233,7 @@ def _layout_wrong() -> dict:
             TP_ONE_NODE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 8)}
 
 
-# --- 08.8 (design): micro-batches for a pipeline under an idle and a memory cap ---------------
+# --- 08.7 (design): micro-batches for a pipeline under an idle and a memory cap ---------------
 
 PIPE_STAGES, PIPE_IDLE, PIPE_IN_FLIGHT = 8, 0.08, 16
 
@@ -248,7 +248,7 @@ def _fewest_micro_batches() -> int:
     for m in range(1, 1001):
         if _pipeline_ok(m, "1f1b") or _pipeline_ok(m, "gpipe"):
             return m
-    raise RuntimeError("08.8: no micro-batch count up to 1000 meets both caps")
+    raise RuntimeError("08.7: no micro-batch count up to 1000 meets both caps")
 
 
 NARAYANAN_FORM = Misconception(
@@ -298,7 +298,7 @@ EXERCISES = [
                "Stage 1 divides the optimizer state by dp, stage 2 also the gradients, stage 3 also the weights.",
                "Stage 0 is plain data parallelism: nothing is divided.")),
     DecisionExercise(
-        "08.6", expected=_a_valid_mig_batch, judge=_judge_mig_batch, rel_tol=0.0, abs_tol=0.0,
+        "08.5", expected=_a_valid_mig_batch, judge=_judge_mig_batch, rel_tol=0.0, abs_tol=0.0,
         wrong_answers=_mig_batch_wrong, concepts=("gpu-sharing",),
         form="an integer: a batch size that fits the 3g.40gb slice, keeps a decode step at or under 20 ms "
              "and gives at least 2800 tokens/s",
@@ -309,7 +309,7 @@ EXERCISES = [
                "Sweep decode_step('Llama 3 8B', mig_accelerator('3g.40gb'), b, 2048) over b and keep the b "
                "where fits, t_step_s <= 0.020 and tokens_per_s >= 2800; any of them is valid.")),
     ValueExercise(
-        "08.7", expected=_fastest_layout, rel_tol=1e-6, wrong_answers=_layout_wrong,
+        "08.6", expected=_fastest_layout, rel_tol=1e-6, wrong_answers=_layout_wrong,
         concepts=("training-memory", "comm-vs-compute"),
         form="a float: seconds, the shortest step_time_s of the plans that fit",
         hints=("Two demands pull apart: more tensor or pipeline parallelism cuts the memory per GPU, "
@@ -319,7 +319,7 @@ EXERCISES = [
                "ZeRO stage 3 divides the weights too; its traffic is hidden behind the backward pass "
                "unless it exceeds it.")),
     ValueExercise(
-        "08.8", expected=_fewest_micro_batches, rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
+        "08.7", expected=_fewest_micro_batches, rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
         concepts=("comm-vs-compute", "training-memory"),
         form="an integer: the fewest micro-batches per step that meet both caps with one of the two "
              "schedules (exact)",
