@@ -159,6 +159,9 @@ def _course_repo() -> None:
     shutil.rmtree(COURSE_GIT, ignore_errors=True)
     tmp.rename(COURSE_GIT)
     run("chmod", "-R", "a+rX", COURSE_GIT)
+    gitconfig = SHARE / "gitconfig"       # the users' GIT_CONFIG_GLOBAL (see jupyterhub_config.py)
+    gitconfig.write_text(f"[safe]\n\tdirectory = {COURSE_GIT}\n[include]\n\tpath = ~/.gitconfig\n")
+    gitconfig.chmod(0o644)
 
 
 def _exchange() -> None:

@@ -25,6 +25,24 @@ TOP_MODE = stat.S_IRWXU | stat.S_IRWXG                                       # 0
 class PrivateSubmit(ExchangeSubmit):
     """Submit as nbgrader does, then close the submission to everyone but the instructor's group."""
 
+    def do_copy(self, src, dest, log=None):
+        """Copy as nbgrader does, but keep the submission folder set-group-ID.
+
+        ``shutil.copytree`` ends by copying the learner's folder mode onto the new folder, which
+        clears its set-group-ID bit (the learner is not in the instructor's group); the files
+        nbgrader writes afterwards (``timestamp.txt``) would then take the learner's group and the
+        instructor could not collect them. So: make the folder here (it inherits the group and the
+        bit from ``inbound``), let nbgrader copy into a folder inside it, and move the files up.
+        """
+        if os.path.dirname(os.path.abspath(dest)) != os.path.abspath(self.inbound_path):
+            return super().do_copy(src, dest, log)
+        os.mkdir(dest)
+        incoming = os.path.join(dest, ".incoming")
+        super().do_copy(src, incoming, log)
+        for name in os.listdir(incoming):
+            os.rename(os.path.join(incoming, name), os.path.join(dest, name))
+        os.rmdir(incoming)
+
     def copy_files(self):
         super().copy_files()
         dest = os.path.join(self.inbound_path, self.assignment_filename)

@@ -84,10 +84,10 @@ c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 c.Spawner.environment = {
     "PATH": f"{VENV / 'bin'}:/usr/local/bin:/usr/bin:/bin",   # nbgrader runs this environment's alembic
-    # The course repository the nbgitpuller link clones is owned by root: allow it for git.
-    "GIT_CONFIG_COUNT": "1",
-    "GIT_CONFIG_KEY_0": "safe.directory",
-    "GIT_CONFIG_VALUE_0": str(SHARE / "course.git"),
+    # The course repository the nbgitpuller link clones is owned by root, so git refuses it
+    # ("dubious ownership") unless a global or system config allows it; this one does and then
+    # includes the user's own ~/.gitconfig. (git drops GIT_CONFIG_COUNT for a local clone.)
+    "GIT_CONFIG_GLOBAL": str(SHARE / "gitconfig"),
 }
 # The hub stops a learner's server after this long with nothing open (jupyterhub-idle-culler
 # does it on Kubernetes; here the single-user server shuts itself down).
