@@ -317,10 +317,12 @@ def test_privacy_check_fails_when_a_submission_is_readable(hub):
     files = submission_files(L1)
     if not files:
         pytest.skip("the assignment cycle did not run (no submission to break)")
-    before = {p: p.stat().st_mode for p in files}
+    paths = [*files, *{p.parent for p in files}]
+    before = {p: p.stat().st_mode for p in paths}
     try:
         for path in files:
             path.chmod(0o644)
+            path.parent.chmod(0o777)
         with pytest.raises(AssertionError, match="can read"):
             check_privacy()
     finally:
