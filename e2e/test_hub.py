@@ -72,6 +72,10 @@ def _skip_or_fail(reason: str):
 
 @pytest.fixture(scope="module")
 def hub(e2e_tools):
+    if not os.environ.get("COURSE_HUB_TEST"):
+        # make e2e collects this file too; the hub test resets system users, so it runs only
+        # when asked: make hub-test (which .ci/run calls) sets COURSE_HUB_TEST=1.
+        pytest.skip("hub test runs with make hub-test (COURSE_HUB_TEST=1): it creates system users")
     reason = _unavailable()
     if reason:
         _skip_or_fail(reason)

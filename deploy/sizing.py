@@ -1,0 +1,97 @@
+"""How many learners fit on one node: computed from the load test's per-learner figures.
+
+    python deploy/sizing.py                         # the committed measurements (deploy/load/*.json)
+    python deploy/sizing.py build/hub/load-20.json  # a fresh run of tools/hub_load.py
+
+Per learner, the load test measured the peak memory of their processes (JupyterLab server, the
+lesson's kernel and nbclient's kernel for ``progress``) and the CPU seconds to run lesson 01,
+``progress`` and a submission. From the run with the most learners and no failure:
+
+- memory request (``singleuser.memory.guarantee``) = the measured peak per learner, rounded up to
+  64 MiB, plus 25 % headroom; the limit is twice that (a learner's own experiments);
+- a node keeps 10 % of its memory and 0.5 core for the system and Kubernetes;
+- learners per node = free memory / memory request (memory binds: learners are idle most of
+  the time, so CPU is shared, not reserved);
+- "whole class runs at once": if every learner on the node presses Run All together, the
+  cores are shared and the lesson takes about learners x CPU-seconds / cores.
+
+``--check deploy/z2jh/values.yaml`` fails if the values file's memory guarantee is below the
+computed request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NODES = [("4 vCPU / 16 GiB", 4, 16), ("8 vCPU / 32 GiB", 8, 32), ("16 vCPU / 64 GiB", 16, 64),
+         ("32 vCPU / 128 GiB", 32, 128), ("64 vCPU / 256 GiB", 64, 256)]
+SYSTEM_MEM_FRACTION = 0.10
+SYSTEM_CORES = 0.5
+HEADROOM = 1.25
+MIB = 2**20
+
+
+def load(paths: list[Path]) -> dict:
+    """The run with the most learners and no failure (else the largest run)."""
+    runs = [json.loads(p.read_text()) for p in paths]
+    if not runs:
+        raise FileNotFoundError("no load-test results: run make hub-load N=10")
+    clean = [r for r in runs if r["failures"] == 0 and r["servers_started"] == r["learners"]]
+    return max(clean or runs, key=lambda r: r["learners"])
+
+
+def request_mib(run: dict) -> int:
+    peak = run["peak_rss_per_learner_mib"]["max"]
+    return int(math.ceil(peak * HEADROOM / 64) * 64)
+
+
+def table(run: dict) -> str:
+    req = request_mib(run)
+    cpu = run["cpu_s_per_learner"]["mean"]
+    lines = [f"measured with {run['learners']} learners at once on {run['cores']} cores "
+             f"({run['failures']} failures): peak {run['peak_rss_per_learner_mib']['max']:.0f} MiB and "
+             f"{cpu:.1f} CPU-s per learner",
+             f"memory request {req} MiB, limit {2 * req} MiB",
+             "",
+             "| node | learners per node | whole class runs a lesson at once |",
+             "|---|---:|---:|"]
+    for name, cores, gib in NODES:
+        free_mib = gib * 1024 * (1 - SYSTEM_MEM_FRACTION)
+        n = int(free_mib // req)
+        burst_s = n * cpu / (cores - SYSTEM_CORES)
+        lines.append(f"| {name} | {n} | about {burst_s:.0f} s |")
+    return "\n".join(lines)
+
+
+def check_values(run: dict, values: Path) -> None:
+    text = values.read_text()
+    match = re.search(r"^\s+guarantee:\s*(\d+)M\s*$", text, re.MULTILINE)
+    if not match:
+        raise SystemExit(f"{values}: no singleuser.memory.guarantee in MiB (like 640M)")
+    have, need = int(match.group(1)), request_mib(run)
+    if have * 10**6 < need * MIB * 0.99:
+        raise SystemExit(f"{values}: memory guarantee {have}M is below the measured request {need} MiB")
+    print(f"{values}: memory guarantee {have}M covers the measured request ({need} MiB)")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results", nargs="*", type=Path)
+    parser.add_argument("--check", type=Path, help="a Helm values file to check against the request")
+    args = parser.parse_args(argv)
+    paths = args.results or sorted((HERE / "load").glob("load-*.json"))
+    run = load(paths)
+    print(table(run))
+    if args.check:
+        check_values(run, args.check)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
