@@ -112,6 +112,8 @@ class Learner:
         self.hub, self.name = hub, name
         self.t_server: float | None = None
         self.t_lesson: float | None = None
+        self.t_done: float | None = None          # from the start of the run to the lesson's last cell
+        self.t0 = time.monotonic()
         self.progress_lines: int | None = None
         self.submitted = False
         self.error: str | None = None
@@ -151,6 +153,8 @@ class Learner:
             raw = await asyncio.wait_for(ws.read_message(), left)
             if raw is None:
                 raise ConnectionError("the kernel's websocket closed")
+            if isinstance(raw, bytes):
+                continue            # a message with binary buffers (a widget's): never the reply
             msg = json.loads(raw)
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
@@ -175,6 +179,7 @@ class Learner:
             for code in cells:
                 await self.execute(ws, session, code, timeout_s)
             self.t_lesson = time.monotonic() - t0
+            self.t_done = time.monotonic() - self.t0
             # progress on exercise 01 in a fresh workspace (nbclient starts its own kernel)
             await self.execute(ws, session, (
                 "import pathlib, shutil, io, contextlib\n"
@@ -198,6 +203,7 @@ class Learner:
             await self.call(self.hub.user_api, self.name, self.token, "DELETE", f"/kernels/{kernel['id']}")
 
     async def run(self, cells: list[str], timeout_s: float) -> None:
+        self.t0 = time.monotonic()
         try:
             await self.start_server(timeout_s)
             await self.kernel_work(cells, timeout_s)
@@ -210,15 +216,12 @@ def lesson_cells(path: Path) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "code" and c.source.strip()]
 
 
-def instructor(*args: str) -> None:
+def instructor(*args: str) -> str | None:
+    """Run nbgrader as the instructor; return None, or the end of its output when it failed."""
     course = Path(pwd.getpwnam(hubtool.INSTRUCTOR).pw_dir) / "course"
-    hubtool._as_user(hubtool.INSTRUCTOR, "sh", "-c", f"cd {course} && nbgrader " + " ".join(args),
-                     stdout=subprocess_devnull(), stderr=subprocess_devnull())
-
-
-def subprocess_devnull():
-    import subprocess
-    return subprocess.DEVNULL
+    out = hubtool._as_user(hubtool.INSTRUCTOR, "sh", "-c", f"cd {course} && nbgrader " + " ".join(args),
+                           capture_output=True, text=True, check=False)
+    return None if out.returncode == 0 else f"nbgrader {' '.join(args)}: {(out.stdout + out.stderr)[-400:]}"
 
 
 def gradebook(names: list[str]) -> tuple[int, int]:
@@ -251,8 +254,10 @@ async def main_async(args) -> dict:
     await asyncio.to_thread(hub.api, "POST", "/users", {"usernames": names}, timeout_s=300)
     for name in names:
         os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
-    instructor("generate_assignment", ASSIGNMENT, "--force")
-    instructor("release_assignment", ASSIGNMENT, "--force")
+    for step in (("generate_assignment", ASSIGNMENT, "--force"), ("release_assignment", ASSIGNMENT, "--force")):
+        problem = instructor(*step)
+        if problem:
+            sys.exit(f"hub_load: {problem}")
     cells = lesson_cells(hubtool.SHARE / "course" / LESSON)
     uids = {pwd.getpwnam(n).pw_uid: n for n in names}
     sampler = Sampler(uids)
@@ -273,10 +278,10 @@ async def main_async(args) -> dict:
 
     submitted = [l.name for l in learners if l.submitted]
     t1 = time.monotonic()
-    instructor("collect", ASSIGNMENT, "--update")
+    grade_errors = [instructor("collect", ASSIGNMENT, "--update")]
     grade_s = None
-    if args.grade:
-        instructor("autograde", ASSIGNMENT, "--force")
+    if args.grade and submitted:
+        grade_errors.append(instructor("autograde", ASSIGNMENT, "--force"))
         grade_s = time.monotonic() - t1
     collected, graded = gradebook(submitted)
     if not args.grade:
@@ -284,6 +289,7 @@ async def main_async(args) -> dict:
 
     servers = [l.t_server for l in learners if l.t_server is not None]
     lessons = [l.t_lesson for l in learners if l.t_lesson is not None]
+    done = [l.t_done for l in learners if l.t_done is not None]
     result = {
         "learners": args.learners,
         "cores": os.cpu_count(),
@@ -295,10 +301,13 @@ async def main_async(args) -> dict:
         "graded": graded,
         "failures": sum(1 for l in learners if l.error),
         "errors": sorted({l.error for l in learners if l.error})[:10],
+        "grading_errors": [e for e in grade_errors if e],
         "server_ready_s": {"p50": percentile(servers, 0.5), "p99": percentile(servers, 0.99),
                            "max": max(servers, default=None)},
         "lesson_s": {"p50": percentile(lessons, 0.5), "p99": percentile(lessons, 0.99),
                      "max": max(lessons, default=None)},
+        "lesson_done_from_start_s": {"p50": percentile(done, 0.5), "p99": percentile(done, 0.99),
+                                     "max": max(done, default=None)},
         "wall_s": wall,
         "collect_and_autograde_s": grade_s,
         "peak_rss_total_mib": sampler.peak_total_rss / 2**20,
