@@ -12,8 +12,9 @@ lesson's kernel and nbclient's kernel for ``progress``) and the CPU seconds to r
 - a node keeps 10 % of its memory and 0.5 core for the system and Kubernetes;
 - learners per node = free memory / memory request (memory binds: learners are idle most of
   the time, so CPU is shared, not reserved);
-- "whole class runs at once": if every learner on the node presses Run All together, the
-  cores are shared and the lesson takes about learners x CPU-seconds / cores.
+- "all at once": if every learner on the node does the load test's session (start a server,
+  run lesson 01, ``progress``, submit) at the same moment, the cores are shared and it takes
+  about learners x CPU-seconds / free cores.
 
 ``--check deploy/z2jh/values.yaml`` fails if the values file's memory guarantee is below the
 computed request.
@@ -59,7 +60,7 @@ def table(run: dict) -> str:
              f"{cpu:.1f} CPU-s per learner",
              f"memory request {req} MiB, limit {2 * req} MiB",
              "",
-             "| node | learners per node | whole class runs a lesson at once |",
+             "| node | learners per node (memory) | all of them do the session at once (CPU) |",
              "|---|---:|---:|"]
     for name, cores, gib in NODES:
         free_mib = gib * 1024 * (1 - SYSTEM_MEM_FRACTION)
@@ -71,13 +72,14 @@ def table(run: dict) -> str:
 
 def check_values(run: dict, values: Path) -> None:
     text = values.read_text()
-    match = re.search(r"^\s+guarantee:\s*(\d+)M\s*$", text, re.MULTILINE)
-    if not match:
-        raise SystemExit(f"{values}: no singleuser.memory.guarantee in MiB (like 640M)")
-    have, need = int(match.group(1)), request_mib(run)
-    if have * 10**6 < need * MIB * 0.99:
-        raise SystemExit(f"{values}: memory guarantee {have}M is below the measured request {need} MiB")
-    print(f"{values}: memory guarantee {have}M covers the measured request ({need} MiB)")
+    memory = re.search(r"^  memory:\n\s+guarantee:\s*(\d+)Mi\b.*\n\s+limit:\s*(\d+)Mi\b", text, re.MULTILINE)
+    if not memory:
+        raise SystemExit(f"{values}: no singleuser.memory guarantee and limit in Mi (like 576Mi)")
+    have, limit, need = int(memory.group(1)), int(memory.group(2)), request_mib(run)
+    if have < need or limit < 2 * need:
+        raise SystemExit(f"{values}: memory guarantee {have}Mi / limit {limit}Mi are below the measured "
+                         f"request {need} MiB / limit {2 * need} MiB: set them from `python deploy/sizing.py`")
+    print(f"{values}: memory guarantee {have}Mi and limit {limit}Mi cover the measured request ({need} MiB)")
 
 
 def main(argv=None) -> int:
