@@ -54,6 +54,7 @@ PREFIX = "gpuc-"
 INSTRUCTOR = "gpuc-instructor"
 LEARNERS = ["gpuc-learner1", "gpuc-learner2"]
 COURSE_ID = "gpu-ml-course"            # course_lib.exercises.COURSE_ID
+COURSE_BRANCH = "main"                 # the branch of course.git the nbgitpuller link names
 LOCK = ROOT / "requirements" / "lock.txt"
 # The environment's base Python must be one every user may run: a pyenv or conda Python under
 # /root is not (the venv links to it), so the default is Debian's (apt-get install python3-venv).
@@ -155,7 +156,9 @@ def _course_repo() -> None:
     """A bare clone of this repository's HEAD: the nbgitpuller link's ``repo``."""
     tmp = SHARE / "course.git.new"
     shutil.rmtree(tmp, ignore_errors=True)
-    run("git", "clone", "--quiet", "--bare", "--no-local", ROOT, tmp)
+    # HEAD as branch `main`, also from a detached checkout (as CI has).
+    run("git", "init", "--quiet", "--bare", "--initial-branch", COURSE_BRANCH, tmp)
+    run("git", "-C", ROOT, "push", "--quiet", tmp, f"HEAD:refs/heads/{COURSE_BRANCH}")
     shutil.rmtree(COURSE_GIT, ignore_errors=True)
     tmp.rename(COURSE_GIT)
     run("chmod", "-R", "a+rX", COURSE_GIT)
@@ -276,9 +279,7 @@ def nbgitpuller_link(hub_url: str = f"http://127.0.0.1:{PORT}", target: str = "g
 
 
 def _course_branch() -> str:
-    out = subprocess.run(["git", "-C", str(COURSE_GIT), "symbolic-ref", "--short", "HEAD"],
-                         capture_output=True, text=True)
-    return out.stdout.strip() or "main"
+    return COURSE_BRANCH
 
 
 def _pid(path: Path) -> int | None:
