@@ -33,8 +33,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-import urllib.error
 from pathlib import Path
 
 import pytest
@@ -192,10 +190,6 @@ def open_assignments(page):
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^\s*Nbgrader\s*$")).first.click()
     page.locator(".lm-Menu-itemLabel", has_text="Assignment List").first.click()
     page.wait_for_selector("#released_assignments_list", timeout=TIMEOUT_MS)
-
-
-def refresh_assignments(page):
-    page.locator("#refresh_assignments_list, button[title='Refresh assignments list']").first.click()
 
 
 def wait_row(page, list_id: str, button: str | None = None, timeout_ms: int = TIMEOUT_MS):

@@ -114,7 +114,7 @@ class Learner:
         self.t_lesson: float | None = None
         self.t_done: float | None = None          # from the start of the run to the lesson's last cell
         self.t0 = time.monotonic()
-        self.progress_lines: int | None = None
+        self.progress_done = False
         self.submitted = False
         self.error: str | None = None
         self.token: str | None = None
@@ -191,7 +191,7 @@ class Learner:
                 "shutil.copy(next(ws.glob('01_*.py')), one)\n"
                 "_statuses = progress(one, out=lambda *a: None)\n"
                 "assert _statuses, 'progress reported no exercise'\n"), timeout_s)
-            self.progress_lines = 1
+            self.progress_done = True
             await self.execute(ws, session, (
                 "import subprocess\n"
                 "for _cmd in (['nbgrader', 'fetch_assignment', %r], ['nbgrader', 'submit', %r]):\n"
@@ -226,7 +226,6 @@ def instructor(*args: str) -> str | None:
 
 def gradebook(names: list[str]) -> tuple[int, int]:
     """(submissions collected, grades recorded) for ``names``, read as the instructor."""
-    import subprocess
     course = Path(pwd.getpwnam(hubtool.INSTRUCTOR).pw_dir) / "course"
     code = ("import json, sys\nfrom nbgrader.api import Gradebook, MissingEntry\n"
             "names = json.loads(sys.argv[1]); graded = 0\n"
@@ -242,7 +241,6 @@ def gradebook(names: list[str]) -> tuple[int, int]:
                            code, capture_output=True, text=True, check=False)
     graded = int(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 and out.stdout.strip() else 0
     collected = sum((course / "submitted" / n / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").exists() for n in names)
-    _ = subprocess
     return collected, graded
 
 
@@ -295,7 +293,7 @@ async def main_async(args) -> dict:
         "cores": os.cpu_count(),
         "servers_started": len(servers),
         "lessons_completed": len(lessons),
-        "progress_completed": sum(1 for l in learners if l.progress_lines),
+        "progress_completed": sum(1 for l in learners if l.progress_done),
         "submitted": len(submitted),
         "collected": collected,
         "graded": graded,
