@@ -66,7 +66,7 @@ class Sampler(threading.Thread):
         self.uids, self.interval_s = uids, interval_s
         self.peak_total_rss = 0
         self.peak_rss: dict[str, int] = {}
-        self.cpu: dict[int, float] = {}          # pid -> utime + stime (+ waited-for children)
+        self.cpu: dict[int, float] = {}          # pid -> utime + stime, last seen
         self.owner: dict[int, str] = {}
         self.stop_event = threading.Event()
 
@@ -85,8 +85,10 @@ class Sampler(threading.Thread):
                 continue
             pid = int(entry.name)
             user = self.uids[uid]
-            # fields[11..14]: utime stime cutime cstime; fields[21]: rss in pages
-            self.cpu[pid] = sum(int(x) for x in fields[11:15]) / CLK_TCK
+            # fields[11], [12]: utime, stime (not cutime/cstime: children are sampled themselves,
+            # and counting a waited-for child in its parent too would count it twice);
+            # fields[21]: rss in pages. A process shorter than one interval is missed.
+            self.cpu[pid] = (int(fields[11]) + int(fields[12])) / CLK_TCK
             self.owner[pid] = user
             per_user[user] = per_user.get(user, 0) + int(fields[21]) * PAGE
         for user, rss in per_user.items():
