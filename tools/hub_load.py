@@ -314,6 +314,7 @@ async def main_async(args) -> dict:
         "peak_rss_per_learner_mib": {
             "mean": statistics.fmean(sampler.peak_rss.values()) / 2**20 if sampler.peak_rss else None,
             "max": max(sampler.peak_rss.values(), default=0) / 2**20},
+        "cpu_accounting": "utime+stime of each process",
         "cpu_s_per_learner": {"mean": statistics.fmean(cpu.values()) if cpu else None,
                               "max": max(cpu.values(), default=None)},
     }
