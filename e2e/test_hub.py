@@ -20,7 +20,8 @@ the ``gpuc-*`` users, their homes and the exchange), starts it, and removes it a
 Two further tests break one thing each and show that the checks above catch it: a submission
 made readable to other learners, and a grade missing from the gradebook.
 
-Screenshots: ``build/e2e/hub/``. Needs root (it creates system users), Debian's Chromium,
+Runs only with ``COURSE_HUB_TEST=1`` (``make hub-test`` sets it; ``make e2e`` collects this file
+and skips it). Screenshots: ``build/e2e/hub/``. Needs root (it creates system users), Debian's Chromium,
 Playwright and configurable-http-proxy in build/vendor (``make hub-test`` installs it). Skipped with
 the reason otherwise, failed instead when ``COURSE_E2E_REQUIRED`` is set.
 """
