@@ -12,7 +12,7 @@ the ``gpuc-*`` users, their homes and the exchange), starts it, and removes it a
    answers are saved through their own servers' contents API (what JupyterLab's save does). Both
    click **Submit**.
 4. The instructor collects, autogrades, generates and releases feedback; the gradebook must hold
-   5/5 and 3/5.
+   full marks and two points fewer.
 5. Each learner clicks **Fetch Feedback**, opens their feedback and sees their own score.
 6. File permissions, checked as the learners (``runuser``): neither can read the other's home, the
    other's submission in the exchange (even by its exact path) or the instructor's course.
@@ -48,7 +48,17 @@ LESSON = "04_roofline"
 INSTRUCTOR = hubtool.INSTRUCTOR
 L1, L2 = hubtool.LEARNERS
 TIMEOUT_MS = 120_000
-EXPECTED = {L1: 5.0, L2: 3.0}   # of 5: learner 2 leaves 04.1 as the stub and gets 04.2 wrong
+
+
+def _points(lesson: str) -> float:
+    """One point per exercise of the lesson (build_nbgrader's graded cells), counted from its solutions."""
+    from course_lib.exercises import find_regions
+    text = (REPO / "solutions" / f"{lesson}.py").read_text(encoding="utf-8")
+    return float(len({r.exercise_id for r in find_regions(text)}))
+
+
+# Learner 1 answers everything; learner 2 leaves 04.1 as the stub and gets 04.2 wrong.
+EXPECTED = {L1: _points(LESSON), L2: _points(LESSON) - 2}
 
 
 def _unavailable() -> str | None:
