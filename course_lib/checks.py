@@ -405,7 +405,7 @@ class ValueExercise:
                         f"({_tolerance_text(self.rel_tol, self.abs_tol)})")
                 found = _matching_misconceptions(self, params, lambda w: _is_scalar_like(w) and _close(
                     got, float(w), max(self.rel_tol, 1e-3), self.abs_tol))
-                note = "" if found else _unit_slip_note(got, float(want))
+                note = "" if found else (_unit_slip_note(got, float(want)) or _close_note(got, float(want)))
                 raise _error(self, what + note, params, found)
             return f"{self.id}: correct ({_short(got)})."
         want_arr = np.asarray(want, dtype=float)
@@ -859,6 +859,15 @@ _NAMED_SLIPS = (
     (1.024 ** 3, "GB (10^9 bytes) where GiB (2^30 bytes) was asked"),
     (1 / 1.024 ** 3, "GiB (2^30 bytes) where GB (10^9 bytes) was asked"),
 )
+
+
+def _close_note(got: float, want: float) -> str:
+    """A nudge for an answer within 1 % of the expected one that the tolerance still rejects:
+    usually a value copied back from a rounded printout, sometimes a small term left out."""
+    if want == 0 or not math.isclose(got, want, rel_tol=1e-2):
+        return ""
+    return ("; it is within 1 % of the answer: if you copied a rounded printout, pass the unrounded "
+            "variable; if not, a small term is missing")
 
 
 def _unit_slip_note(got: float, want: float) -> str:

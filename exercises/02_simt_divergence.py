@@ -109,7 +109,7 @@ check("02.5", fix)
 # %% [markdown]
 # ### Exercise 02.6 (decide): is a rare branch worth a sort?
 #
-# 4096 particles arrive in the order `particle_kinds()` gives: about 1 in 100 needs a long path of
+# 4096 particles arrive in the order `particle_kinds()` gives: about 1 in 130 needs a long path of
 # 60 instructions, the rest a short path of 10 (`particle_kernel()` is that branch, for `run_simt`,
 # with the kinds passed as `inputs={"kind": kinds}`). Grouping the particles by kind first (a sort
 # of their indices) makes the warps uniform, but the sort costs instructions of its own, the same

@@ -450,6 +450,15 @@ def test_a_ratio_near_one_is_never_named_a_slip(ratio, want):
     assert checks._unit_slip_note(-want * ratio, -want) == ""
 
 
+def test_a_rounded_answer_is_told_to_pass_the_unrounded_value():
+    with pytest.raises(checks.ExerciseError) as info:
+        value_exercise().check(EXPECTED * 1.004)
+    assert "within 1 %" in str(info.value) and "unrounded" in str(info.value)
+    with pytest.raises(checks.ExerciseError) as info:
+        value_exercise().check(EXPECTED * 1.37)
+    assert "within 1 %" not in str(info.value)
+
+
 def test_named_slips_come_in_inverse_pairs_and_stay_away_from_one():
     factors = [f for f, _ in checks._NAMED_SLIPS]
     assert all(any(math.isclose(f * g, 1.0) for g in factors) for f in factors)

@@ -351,7 +351,7 @@ EXERCISES = [
         form="an integer: the smallest pad, in float32 elements per row, whose walk reaches a 0.9 hit rate (exact)",
         hints=("The walk touches 64 rows x 64 columns x 4 bytes = 16 KiB: capacity is not the problem; "
                "placement is.",
-               "A line goes to set (address // 128) % n_sets(32 * 1024, 128, 4); with rows 4096 bytes "
+               "A line goes to set (address // 128) % n_sets(32 * 1024, 128, 4) (course_lib.memory.n_sets); with rows 4096 bytes "
                "apart, which sets do the rows' lines use?",
                "Build the trace for each pad from 0 upwards and simulate it; stop at the first hit rate "
                "of at least 0.9.")),

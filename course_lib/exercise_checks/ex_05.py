@@ -389,7 +389,8 @@ EXERCISES = [
                "mantissa decides the relative error.",
                "F.cast_stats(values, fmt) reports flushed_fraction, overflow_fraction and "
                "median_rel_error for each format; 'cheapest' is the fewest bits.",
-               "Which two formats have 16 bits, and which of them has more mantissa bits?")),
+               "Of the formats that flush nothing and overflow nothing, take the one with the fewest bits "
+               "whose median relative error is within 0.1 %.")),
     ValueExercise(
         "05.8", expected=_first_length_over, rel_tol=0.0, abs_tol=0.0, wrong_answers=_first_length_wrong,
         concepts=("precision-range",),
