@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_array, check_bool, check_choice, check_int, check_number, check_sequence
+from ._validate import MAX_ELEMENTS, check_array, check_bool, check_choice, check_int, check_number, check_sequence
 
 __all__ = [
     "H100_SFU_FLOPS_FA3",
@@ -490,10 +490,19 @@ def fp8_scores_error(q, k, scaling="tensor", block_rows=64, rotate=False, rng=No
     ka = check_array("k", k, ndim=2)
     if qa.shape[1] != ka.shape[1]:
         raise ValueError(f"q and k must have the same head dimension, got {qa.shape[1]} and {ka.shape[1]}")
+    if min(qa.shape + ka.shape) == 0:
+        raise ValueError(f"q and k must hold at least one row and one feature, got shapes {qa.shape} and {ka.shape}")
+    if qa.shape[0] * ka.shape[0] > MAX_ELEMENTS or qa.shape[1] > 4096:
+        raise ValueError(f"q rows x k rows must be <= {MAX_ELEMENTS:.0e} scores and the head dimension <= 4096 "
+                         f"(more would need hundreds of MB), got shapes {qa.shape} and {ka.shape}")
     mode = check_choice("scaling", scaling, ("tensor", "block"))
     br = check_int("block_rows", block_rows, min_value=1)
     rot = check_bool("rotate", rotate)
     exact = qa @ ka.T
+    norm = float(np.linalg.norm(exact))
+    if not 0 < norm < np.inf:
+        raise ValueError("q and k must give scores Q K^T that are not all zero and stay finite "
+                         f"(||Q K^T|| = {norm:g}): the relative error is undefined otherwise")
     if rot:
         d = qa.shape[1]
         if d & (d - 1):
@@ -513,5 +522,5 @@ def fp8_scores_error(q, k, scaling="tensor", block_rows=64, rotate=False, rng=No
         return out
 
     approx = cast(qa) @ cast(ka).T
-    return float(np.linalg.norm(approx - exact) / np.linalg.norm(exact))
+    return float(np.linalg.norm(approx - exact) / norm)
 

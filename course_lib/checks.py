@@ -246,7 +246,12 @@ _NO_LEARNER = object()
 
 
 def _resolve(learner):
-    return learner_identity() if learner is _NO_LEARNER else (learner or None)
+    if learner is _NO_LEARNER:
+        return learner_identity()
+    if learner is not None and not isinstance(learner, str):
+        raise TypeError(f"learner must be a string (a name or id) or None, got {type(learner).__name__} "
+                        f"{learner!r:.40}")
+    return learner or None
 
 
 def _params(ex, learner=_NO_LEARNER) -> dict:

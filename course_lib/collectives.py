@@ -34,7 +34,7 @@ from importlib import resources
 
 import numpy as np
 
-from ._validate import check_array, check_choice, check_int, check_number
+from ._validate import check_array, check_choice, check_int, check_number, check_sequence
 from .hardware import get_accelerator
 
 __all__ = [
@@ -428,7 +428,8 @@ def torus_all_reduce(nbytes, dims, link_bytes_per_s, latency_s=0.0, concurrent_d
     term divides by k (the latency term stays).
     """
     s = check_number("nbytes", nbytes, min_value=0)
-    shape = tuple(check_int("dims", d, min_value=1, max_value=1_000_000) for d in dims)
+    shape = tuple(check_int("dims", d, min_value=1, max_value=1_000_000)
+                  for d in check_sequence("dims", dims, min_len=1, max_len=4, scalar_ok=False))
     if not shape or len(shape) > 4:
         raise ValueError(f"dims must hold one to four torus dimensions, got {dims!r}")
     beta = check_number("link_bytes_per_s", link_bytes_per_s, min_value=0, allow_min=False)

@@ -677,9 +677,9 @@ def kv_allocation(lengths, max_tokens, block_tokens=16) -> KVAllocation:
         raise ValueError("lengths must be whole numbers of tokens, each >= 1")
     mx = check_int("max_tokens", max_tokens, min_value=1)
     blk = check_int("block_tokens", block_tokens, min_value=1, max_value=mx)
-    lens = lens.astype(np.int64)
     if lens.max() > mx:
-        raise ValueError(f"lengths must be <= max_tokens = {mx}, got a request of {int(lens.max())} tokens")
+        raise ValueError(f"lengths must be <= max_tokens = {mx}, got a request of {lens.max():.6g} tokens")
+    lens = lens.astype(np.int64)
     paged = int((-(-lens // blk) * blk).sum())
     return KVAllocation(lens, mx, blk, int(lens.sum()), int(lens.size) * mx, paged)
 
@@ -735,8 +735,8 @@ def request_trace(rng, n_requests, mean_output_tokens, arrivals_per_step, sigma=
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
     n = check_int("n_requests", n_requests, min_value=1, max_value=1_000_000)
-    mean = check_number("mean_output_tokens", mean_output_tokens, min_value=1)
-    rate = check_number("arrivals_per_step", arrivals_per_step, min_value=0, allow_min=False)
+    mean = check_number("mean_output_tokens", mean_output_tokens, min_value=1, max_value=1e9)
+    rate = check_number("arrivals_per_step", arrivals_per_step, min_value=1e-6)
     s = check_number("sigma", sigma, min_value=0, max_value=3)
     cap = None if max_output_tokens is None else check_int("max_output_tokens", max_output_tokens, min_value=1)
     arrivals = np.floor(np.cumsum(rng.exponential(1.0 / rate, n))).astype(np.int64)
@@ -769,6 +769,9 @@ def simulate_batching(arrival_steps, output_tokens, slots, policy="continuous") 
         raise ValueError("arrival_steps must be whole, non-negative and in arrival order")
     if np.any(out != np.round(out)) or np.any(out < 1):
         raise ValueError("output_tokens must be whole numbers >= 1")
+    if arr[-1] > 1e12 or out.max() > 1e9:
+        raise ValueError(f"arrival_steps must be <= 1e12 and output_tokens <= 1e9 (more would overflow the "
+                         f"step counts), got {arr[-1]:.3g} and {out.max():.3g}")
     b = check_int("slots", slots, min_value=1, max_value=100_000)
     pol = check_choice("policy", policy, ("continuous", "static"))
     arr, out = arr.astype(np.int64), out.astype(np.int64)

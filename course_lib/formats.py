@@ -1060,9 +1060,17 @@ def drifting_tensor(rng, n_steps, n, median=1.0, decades=0.5, growth=1.05, spike
     dec = check_number("decades", decades, min_value=0, max_value=10)
     g = check_number("growth", growth, min_value=0, allow_min=False)
     spike = check_number("spike_factor", spike_factor, min_value=0, allow_min=False)
-    drift = med * g ** np.arange(steps, dtype=float)
     if spike_step is not None:
         k = check_int("spike_step", spike_step, min_value=0, max_value=steps - 1)
+    # log10 of the largest magnitude: median x growth^(n_steps - 1) x spike x 10^(6 decades)
+    top = (math.log10(med) + (steps - 1) * math.log10(g) + 6 * dec
+           + (math.log10(spike) if spike_step is not None else 0.0))
+    if top > 300:
+        raise ValueError(f"median * growth ** (n_steps - 1) * spike_factor * 10 ** (6 * decades) must stay "
+                         f"below 1e300 (float64's range), got 1e{top:.0f} (median={med:g}, growth={g:g}, "
+                         f"n_steps={steps}, decades={dec:g})")
+    drift = med * g ** np.arange(steps, dtype=float)
+    if spike_step is not None:
         drift[k] *= spike
     mags = 10.0 ** (dec * rng.standard_normal((steps, size)))
     return drift[:, None] * mags * rng.choice((-1.0, 1.0), size=(steps, size))

@@ -97,6 +97,9 @@ def exercise_concepts() -> dict:
 def _normalise(statuses) -> dict:
     """``{id: 'passed' | 'attempted' | 'not attempted'}`` from a mapping or from objects with
     ``exercise_id`` and ``status`` (``course_lib.exercises.progress``'s result)."""
+    if not isinstance(statuses, (dict, list, tuple)):
+        raise TypeError(f"statuses must be a dict {{exercise id: status}} or progress's list, "
+                        f"got {type(statuses).__name__} {statuses!r}")
     items = statuses.items() if isinstance(statuses, dict) else \
         ((getattr(s, "exercise_id", None), getattr(s, "status", None)) for s in statuses)
     out = {}
@@ -125,6 +128,8 @@ def concept_mastery(statuses, lessons=None) -> list[ConceptMastery]:
     if lessons is None:
         lessons = _lessons_of(states)
     else:
+        from course_lib._validate import check_sequence
+        lessons = check_sequence("lessons", [lessons] if isinstance(lessons, str) else lessons, max_len=100)
         lessons = [str(lesson).zfill(2) for lesson in lessons]
         unknown = [lesson for lesson in lessons if lesson not in table]
         if unknown:
@@ -141,6 +146,9 @@ def concept_mastery(statuses, lessons=None) -> list[ConceptMastery]:
 
 def concept_table(statuses_or_rows, lessons=None) -> str:
     """The concept table as text: one line per concept with its counts and state."""
+    if not isinstance(statuses_or_rows, (dict, list, tuple)):
+        raise TypeError(f"statuses_or_rows must be a dict {{exercise id: status}}, progress's list or "
+                        f"concept_mastery's rows, got {type(statuses_or_rows).__name__} {statuses_or_rows!r}")
     rows = list(statuses_or_rows.items()) if isinstance(statuses_or_rows, dict) else list(statuses_or_rows)
     if not rows or not isinstance(rows[0], ConceptMastery):
         rows = concept_mastery(dict(rows) if isinstance(statuses_or_rows, dict) else rows, lessons)
@@ -253,6 +261,9 @@ def class_mastery(gradebook, course_dir=None) -> ClassMastery:
 
 def class_table(mastery: ClassMastery, top: int = 10) -> str:
     """The class view as text: the concept table, then the misconceptions hit most."""
+    from course_lib._validate import check_instance, check_int
+    check_instance("mastery", mastery, ClassMastery, "class_mastery")
+    top = check_int("top", top, min_value=1, max_value=10_000)
     lines = [f"{len(mastery.students)} students", concept_table(mastery.concepts)]
     if mastery.misconceptions:
         lines.append("misconceptions the class hit most (times, students, exercises):")
@@ -303,6 +314,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Entry point of ``python -m course_lib.mastery``; returns the exit status."""
+    if argv is not None and not (isinstance(argv, (list, tuple)) and all(isinstance(a, str) for a in argv)):
+        raise TypeError(f"argv must be None or a list of strings (command-line arguments), got {argv!r:.60}")
     parser = _parser()
     args = parser.parse_args(argv)
     if (args.dir is None) == (args.gradebook is None):

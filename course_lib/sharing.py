@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from types import MappingProxyType
 
-from ._validate import lookup_by_name, name_key
+from ._validate import check_sequence, lookup_by_name, name_key
 from .hardware import Accelerator, get_accelerator
 
 __all__ = ["COMPUTE_SLICES", "MEMORY_SLICES", "MigProfile", "mig_profiles", "mig_gpus", "get_mig_profile",
@@ -115,6 +115,9 @@ def fits_on_gpu(profiles, gpu="H100 SXM") -> bool:
     A necessary condition; NVIDIA's placement rules (the guide's placement diagrams) exclude a
     few layouts that pass it.
     """
+    if isinstance(profiles, (str, MigProfile)):
+        profiles = [profiles]
+    profiles = check_sequence("profiles", profiles, min_len=1, max_len=64, scalar_ok=False)
     chosen = [get_mig_profile(p, gpu) for p in profiles]
     if not chosen:
         raise ValueError("profiles must name at least one MIG profile")

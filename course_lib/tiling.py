@@ -649,11 +649,25 @@ def graph_traffic(ops, sizes, kernels, outputs) -> GraphTraffic:
     that a later kernel reads or the graph returns. So fusing everything costs one read of the
     graph's inputs and one write of its outputs; one kernel per op costs every intermediate twice.
     """
+    ops = check_sequence("ops", ops, min_len=1, max_len=10_000, scalar_ok=False)
+    if not isinstance(sizes, dict):
+        raise TypeError(f"sizes must be a dict {{tensor name: bytes}}, got {type(sizes).__name__} {sizes!r:.60}")
+    sizes = {t: check_number(f"sizes[{t!r}]", b, min_value=0) for t, b in sizes.items()}
+    kernels = check_sequence("kernels", kernels, min_len=1, max_len=10_000, scalar_ok=False)
+    for i, g in enumerate(kernels):
+        if not isinstance(g, (tuple, list)):
+            raise TypeError(f"kernels[{i}] must be a tuple of op names, got {type(g).__name__} {g!r:.60}")
+    if isinstance(outputs, str):
+        outputs = (outputs,)
+    outputs = check_sequence("outputs", outputs, min_len=0, max_len=10_000, scalar_ok=False)
     op_list = []
     for op in ops:
         if not (isinstance(op, tuple) and len(op) == 4):
             raise TypeError(f"ops must hold (name, inputs, outputs, flops) tuples, got {op!r}")
         name, ins, outs, fl = op
+        if not isinstance(ins, (tuple, list)) or not isinstance(outs, (tuple, list)):
+            raise TypeError(f"ops must hold (name, inputs, outputs, flops) tuples whose inputs and outputs are "
+                            f"tuples of tensor names, got {op!r:.80}")
         op_list.append((str(name), tuple(ins), tuple(outs), check_number(f"flops of {name}", fl, min_value=0)))
     names = [o[0] for o in op_list]
     if len(set(names)) != len(names):
@@ -675,7 +689,7 @@ def graph_traffic(ops, sizes, kernels, outputs) -> GraphTraffic:
     outs_set = set(outputs)
     for t in outs_set:
         if t not in producer:
-            raise ValueError(f"output {t!r} is not produced by any op")
+            raise ValueError(f"outputs must name tensors the ops produce: {t!r} is not produced by any op")
     kernel_of = {n: i for i, g in enumerate(groups) for n in g}
     by_name = {o[0]: o for o in op_list}
     consumers = {}

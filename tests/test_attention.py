@@ -294,3 +294,12 @@ def test_fp8_scores_error_rotation_helps_only_with_outlier_channels():
         fp8_scores_error(q, k, rotate=True)
     with pytest.raises(ValueError, match="scaling"):
         fp8_scores_error(q, k, "row")
+
+
+def test_fp8_scores_error_refuses_scores_without_a_relative_error():
+    rng = np.random.default_rng(604)
+    q, k = rng.standard_normal((2, 37, 16))
+    with pytest.raises(ValueError, match="not all zero"):
+        fp8_scores_error(np.zeros_like(q), k)
+    with pytest.raises(ValueError, match="at least one row"):
+        fp8_scores_error(q[:0], k)

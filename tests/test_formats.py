@@ -446,6 +446,8 @@ def test_drifting_tensor_grows_and_spikes_as_asked():
         F.drifting_tensor(rng, 5, 10, spike_step=5)
     with pytest.raises(TypeError, match="rng"):
         F.drifting_tensor(3, 5, 10)
+    with pytest.raises(ValueError, match="float64's range"):        # 1.5 ** 2000 overflows
+        F.drifting_tensor(rng, 2001, 3, growth=1.5)
 
 
 @pytest.mark.parametrize("fmt", ["fp8_e4m3", "fp8_e5m2"])

@@ -115,3 +115,18 @@ def test_words_and_powers():
     assert plural(1, "warp") == "1 warp" and plural(2, "block") == "2 blocks"
     assert powers_as_math("4096^3 matmul, 2^-24") == "$4096^{3}$ matmul, $2^{-24}$"
     assert powers_as_math("$x^2$") == "$x^2$"
+
+
+def test_result_plots_name_what_they_take():
+    """A plot given a number instead of its result records says which function makes them."""
+    from course_lib.plots.formats import plot_scaling_runs
+    from course_lib.plots.mastery import plot_mastery
+    with pytest.raises(TypeError, match="rows.*concept_mastery"):
+        plot_mastery(3)
+    with pytest.raises(TypeError, match="runs.*simulate_fp8_scaling"):
+        plot_scaling_runs(2.5)
+    fig, ax = plt.subplots()
+    with pytest.raises(TypeError, match="avoid_lines must be True or False"):
+        from course_lib.plots import place_labels
+        place_labels(ax, [(1.0, 2.0, "a")], avoid_lines=float("nan"))
+    plt.close(fig)

@@ -71,7 +71,7 @@ SHARED = {
 
 def shared(key: str, lesson: str, section: str) -> Misconception:
     """The shared misconception ``key``, pointing at ``section`` of ``lesson``."""
-    if key not in SHARED:
-        raise KeyError(f"no shared misconception {key!r}; have {sorted(SHARED)}")
+    if not isinstance(key, str) or key not in SHARED:
+        raise KeyError(f"key must be one of the shared misconceptions {sorted(SHARED)}, got {key!r}")
     text, hint = SHARED[key]
     return Misconception(key, text, lesson, section, hint)

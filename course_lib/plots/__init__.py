@@ -81,11 +81,18 @@ def new_axes(ax=None, figsize=(7.5, 4.2)):
 
 
 def plural(n, word: str, plural_form: str | None = None) -> str:
+    from .._validate import check_int
+    n = check_int("n", n, min_value=0)
+    if not isinstance(word, str) or (plural_form is not None and not isinstance(plural_form, str)):
+        bad, name = (word, "word") if not isinstance(word, str) else (plural_form, "plural_form")
+        raise TypeError(f"{name} must be a string, got {type(bad).__name__} {bad!r:.40}")
     """``"1 warp"``, ``"2 warps"``: the count and the word in the right number."""
     return f"{n} {word if n == 1 else plural_form or word + 's'}"
 
 
 def powers_as_math(text: str) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__} {text!r:.40}")
     """``"GELU 2^28 elements"`` -> ``"GELU $2^{28}$ elements"``: powers drawn as powers (mathtext).
     A text that already holds ``$`` is returned unchanged."""
     return text if "$" in text else _POWER.sub(r"$\1^{\2}$", text)
@@ -104,6 +111,13 @@ def _renderer(fig):
     return get() if get is not None else fig._get_renderer()
 
 
+def _check_axes(name, ax):
+    from matplotlib.axes import Axes
+
+    from course_lib._validate import check_instance
+    check_instance(name, ax, Axes, "plt.subplots()")
+
+
 def place_labels(ax, labels, pad_px: float = 2.0, avoid_lines: bool = True, **text_kwargs):
     """Label points so no label covers another label, a text, the legend, a marker or (with
     ``avoid_lines``) a line, and every label stays inside the axes.
@@ -117,9 +131,19 @@ def place_labels(ax, labels, pad_px: float = 2.0, avoid_lines: bool = True, **te
     ``tight_layout`` after the call are fine); it is deterministic and measures real text extents
     at the dpi being drawn. Returns the Annotations.
     """
+    from course_lib._validate import check_bool, check_number, check_sequence
+    _check_axes("ax", ax)
+    pad_px = check_number("pad_px", pad_px, min_value=0, max_value=100)
+    avoid_lines = check_bool("avoid_lines", avoid_lines)
+    labels = check_sequence("labels", labels, min_len=0, max_len=1000, scalar_ok=False)
     anns = []
-    for label in labels:
-        x, y, text = label[:3]
+    for i, label in enumerate(labels):
+        if not isinstance(label, (tuple, list)) or len(label) not in (3, 4) or not isinstance(label[2], str) \
+                or (len(label) == 4 and not isinstance(label[3], dict)):
+            raise TypeError(f"labels[{i}] must be (x, y, text) or (x, y, text, kwargs), got {label!r}")
+        x = check_number(f"labels[{i}] x", label[0])
+        y = check_number(f"labels[{i}] y", label[1])
+        text = label[2]
         kwargs = {**text_kwargs, **(label[3] if len(label) > 3 else {})}
         dx, dy, ha, va = _OFFSETS[0]
         anns.append(ax.annotate(powers_as_math(text), (x, y), textcoords="offset points",
@@ -216,6 +240,9 @@ def readable_log_ticks(ax, which: str = "both") -> None:
     import math
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+    from course_lib._validate import check_choice
+    _check_axes("ax", ax)
+    which = check_choice("which", which, ("x", "y", "both"))
     for name in ("x", "y") if which == "both" else (which,):
         axis = getattr(ax, f"{name}axis")
         if axis.get_scale() != "log":
@@ -241,6 +268,10 @@ def text_problems(fig) -> list[str]:
     """What a reader would call a bug in ``fig``'s texts: two texts of one axes whose boxes
     overlap, a text overlapping its axes' legend, or any text outside the figure. Empty if none.
     Draws the figure (without rendering) first, so placed labels are where a reader sees them."""
+    from matplotlib.figure import Figure
+
+    from course_lib._validate import check_instance
+    check_instance("fig", fig, Figure, "plt.figure() or any plot_* function")
     fig.draw_without_rendering()
     renderer = _renderer(fig)
     fig_box = fig.bbox

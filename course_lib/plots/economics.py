@@ -136,9 +136,7 @@ def plot_kv_waste(allocations, ax=None, title: str = ""):
 
     ``allocations`` is a sequence of :class:`KVAllocation` for the same requests, one per block size.
     """
-    allocs = list(allocations)
-    if not allocs or not all(isinstance(a, KVAllocation) for a in allocs):
-        raise TypeError("allocations must be a non-empty sequence of KVAllocation (from kv_allocation)")
+    allocs = _check_result("allocations", allocations, "economics.KVAllocation", "kv_allocation", many=True)
     fig, ax = new_axes(ax)
     blocks = np.array([a.block_tokens for a in allocs])
     ax.semilogx(blocks, [100 * a.paged_waste for a in allocs], "o-", base=2, label="paged: last block part-filled")
@@ -159,11 +157,17 @@ def plot_batching(loads, static_runs, continuous_runs, step_s: float = 1.0, ax=N
     at ``step_s`` per decode step) against load, log scale.
     """
     import matplotlib.pyplot as plt
-    runs_s, runs_c = list(static_runs), list(continuous_runs)
-    x = np.asarray(loads, dtype=float)
-    if not (len(runs_s) == len(runs_c) == x.size) or not all(
-            isinstance(r, BatchingRun) for r in runs_s + runs_c):
-        raise TypeError("static_runs and continuous_runs must be BatchingRun lists, one per load")
+    from .._validate import check_array, check_number
+    x = check_array("loads", loads, ndim=1)
+    if x.size == 0 or np.any(x <= 0):
+        raise ValueError(f"loads must hold at least one load, each > 0, got {loads!r:.60}")
+    runs_s = _check_result("static_runs", static_runs, "economics.BatchingRun", "simulate_batching", many=True)
+    runs_c = _check_result("continuous_runs", continuous_runs, "economics.BatchingRun", "simulate_batching",
+                           many=True)
+    if not len(runs_s) == len(runs_c) == x.size:
+        raise ValueError(f"static_runs and continuous_runs must hold one BatchingRun per load ({x.size}), "
+                         f"got {len(runs_s)} and {len(runs_c)}")
+    step_s = check_number("step_s", step_s, min_value=0, allow_min=False)
     if ax is None:
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
         fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.88, wspace=0.25)

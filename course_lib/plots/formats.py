@@ -245,8 +245,7 @@ def plot_tensor_rates(rates: dict, ax=None):
 def plot_scaling_runs(runs: list[ScalingRun], ax=None):
     """Per step: the tensor's amax (line) and, for each run, the amax its scale allows (steps);
     crosses mark steps where a run clipped values."""
-    if not runs:
-        raise ValueError("runs must hold at least one ScalingRun")
+    runs = _check_result("runs", runs, "formats.ScalingRun", "simulate_fp8_scaling", many=True)
     fig, ax = new_axes(ax)
     steps = np.arange(runs[0].amax.size)
     ax.semilogy(steps, runs[0].amax, color="k", lw=2, label="amax of the tensor")
@@ -269,8 +268,7 @@ def plot_scaling_runs(runs: list[ScalingRun], ax=None):
 
 def plot_layer_errors(results: list[LayerErrors], ax=None):
     """Relative error of each layer's output against depth, one line per format, log scale."""
-    if not results:
-        raise ValueError("results must hold at least one LayerErrors")
+    results = _check_result("results", results, "formats.LayerErrors", "mlp_quantization_errors", many=True)
     fig, ax = new_axes(ax)
     for r in results:
         layers = np.arange(1, r.rel_errors.size + 1)

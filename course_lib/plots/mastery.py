@@ -15,9 +15,10 @@ _COLOURS = ("#2e7d32", "#f9a825", "#cfd8dc")
 def plot_mastery(rows, ax=None, title: str | None = None):
     """Horizontal stacked bars of ``course_lib.mastery.concept_mastery`` (or a class's concepts):
     the share of exercises (or students) per state, one bar per concept, lesson by lesson."""
-    rows = list(rows)
-    if not rows:
-        raise ValueError("rows must hold at least one concept (from course_lib.mastery.concept_mastery)")
+    from course_lib._validate import check_items
+    from course_lib.mastery import ConceptMastery
+    rows = check_items("rows", rows, ConceptMastery, "course_lib.mastery.concept_mastery, or a class's "
+                       "class_mastery(...).concepts")
     fig, ax = new_axes(ax, figsize=(7.5, max(2.5, 0.32 * len(rows) + 1.2)))
     labels = [f"{r.lesson} {r.concept}" for r in rows]
     counts = np.array([[r.passed, r.attempted, r.not_attempted] for r in rows], dtype=float)

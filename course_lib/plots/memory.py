@@ -189,6 +189,7 @@ def plot_pipeline(timeline: PipelineTimeline, ax=None, title: str | None = None)
 
 def plot_memory_wall(wall: MemoryWall, ax=None):
     """Peak compute and memory bandwidth against year, each indexed to the first part (log scale)."""
+    wall = _check_result("wall", wall, "memory.MemoryWall", "memory_wall()")
     fig, ax = new_axes(ax)
     ax.semilogy(wall.years, wall.compute_index, "o-", color="#d62728",
                 label=f"dense {wall.precision.upper()} peak")

@@ -111,8 +111,7 @@ _LIMITER_COLOUR = {"memory": "#1f77b4", "compute": "#d62728", "latency": "#7f7f7
 def plot_profile_readings(readings: list[ProfileReading], ax=None, title: str | None = None):
     """Profiled kernels at their achieved FLOP/s under the roofline, with the roof's 80% and 60%
     lines (Nsight Compute's speed-of-light thresholds); colour names each kernel's limiter."""
-    if not readings:
-        raise ValueError("readings must hold at least one ProfileReading")
+    readings = _check_result("readings", readings, "roofline.ProfileReading", "read_profile", many=True)
     first = readings[0]
     if any((r.accelerator, r.precision) != (first.accelerator, first.precision) for r in readings):
         raise ValueError("readings must share one accelerator and precision")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from . import _check_result, new_axes
 from ..hardware import Accelerator
 
 __all__ = ["plot_slice_rooflines"]
@@ -13,9 +13,8 @@ __all__ = ["plot_slice_rooflines"]
 def plot_slice_rooflines(slices, precision: str = "bf16", ax=None, title: str = ""):
     """One roofline per accelerator in ``slices`` (e.g. ``mig_accelerator`` of each profile),
     min(peak, bandwidth x I), with each ridge point marked."""
-    accs = list(slices)
-    if not accs or not all(isinstance(a, Accelerator) for a in accs):
-        raise TypeError("slices must be a non-empty sequence of Accelerator (from mig_accelerator)")
+    accs = _check_result("slices", slices, "hardware.Accelerator", "mig_accelerator or get_accelerator",
+                         many=True)
     fig, ax = new_axes(ax)
     ridges = [a.ridge_point(precision) for a in accs]
     x = np.geomspace(min(ridges) / 30, max(ridges) * 30, 200)
