@@ -85,12 +85,6 @@ SKIP_CALLABLES = {
     "course_lib.mastery.gradebook_statuses": "reads an nbgrader gradebook.db file (tests/test_mastery.py "
                                              "builds one)",
     "course_lib.mastery.class_mastery": "reads an nbgrader gradebook.db file (tests/test_mastery.py)",
-    # Pending: helpers of the exercise checks whose module another branch was rewriting when the walk
-    # found them; they need check_count on their lengths (10**30 builds a list forever, True is
-    # taken as 1) and check_int on pad (NaN/inf and strings reach NumPy). Remove once validated.
-    "course_lib.exercise_checks.ex_02.particle_kernel": "PENDING: long_path/short_path unvalidated "
-                                                        "(10**30 hangs)",
-    "course_lib.exercise_checks.ex_03.column_walk_trace": "PENDING: pad unvalidated (NaN gives NaN addresses)",
 }
 #: Dataclasses a learner builds (walked, although a function also returns them). Any other
 #: dataclass a public function returns is a result record: built by the library, not walked.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
-from course_lib._validate import check_int
+from course_lib._validate import check_choice, check_int
 from course_lib.hardware import get_accelerator
 from course_lib.simt import If, Let, While, aos_addresses, coalescing, run_simt, soa_addresses
 
@@ -164,6 +164,7 @@ def column_read_addresses(rewrite: str = "as is", warp: int = 0) -> tuple[np.nda
     col = tid % 32``), 'pad' (rows padded to 1024 columns), 'half' (float16 elements) or 'blocks'
     (256-thread blocks instead of 128: the same mapping of ``tid``).
     """
+    rewrite = check_choice("rewrite", rewrite, ("as is",) + _COLUMN_REWRITES)
     warp = check_int("warp", warp, min_value=0, max_value=COLUMNS - 1)
     tid = warp * 32 + np.arange(32)
     n, size = COLUMNS, 4
@@ -227,6 +228,8 @@ def particle_kinds() -> np.ndarray:
 
 def particle_kernel(long_path: int = LONG_PATH, short_path: int = SHORT_PATH) -> list:
     """One branch on the particle's kind: ``long_path`` instructions or ``short_path`` of them."""
+    long_path = check_int("long_path", long_path, min_value=1, max_value=1000)
+    short_path = check_int("short_path", short_path, min_value=1, max_value=1000)
     return [If(lambda v: v["kind"][v["tid"]],
                then=[Let("a", lambda v: v["tid"] + 1) for _ in range(long_path)],
                orelse=[Let("a", lambda v: v["tid"] + 2) for _ in range(short_path)])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_lib._validate import check_choice, check_int
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
@@ -211,6 +212,7 @@ def pipeline_change(change: str):
     """03.6's pipeline after one change, as a ``PipelineTimeline``: 'as is', 'third buffer'
     (three buffers), 'faster math' (compute halved) or 'fp8 inputs' (copy halved, compute plus
     the dequantization)."""
+    change = check_choice("change", change, ("as is",) + tuple(PIPE_CHANGES))
     n, tc, tk, b = PIPE_TILES, PIPE_COPY_S, PIPE_COMPUTE_S, 2
     if change == "third buffer":
         b = 3
@@ -257,6 +259,7 @@ WALK_CACHE, WALK_LINE, WALK_WAYS, WALK_TARGET = 32 * 1024, 128, 4, 0.9
 
 def column_walk_trace(pad: int) -> np.ndarray:
     """Byte addresses of 03.7's walk: for j in columns, for i in rows, a[i, j] at 4 (i (1024 + pad) + j)."""
+    pad = check_int("pad", pad, min_value=0, max_value=WALK_COLS, why="a row padded by more than its own length")
     i, j = np.arange(WALK_ROWS), np.arange(WALK_WALKED)
     return ((i[None, :] * (WALK_COLS + pad) + j[:, None]) * 4).ravel()
 

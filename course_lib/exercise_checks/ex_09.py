@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from course_lib._validate import check_choice
 from course_lib.checks import ChoiceExercise, KernelExercise, Misconception
 
 __all__ = ["EXERCISES", "slow_launch", "diagnose"]
@@ -71,6 +72,7 @@ def _staged_row_sums():
 def slow_launch(exercise_id: str):
     """``(kernel, grid, block, args)`` of the correct but slow kernel of exercise 09.14 or 09.15,
     with its data (random float32): ``trace_launch(kernel, grid, block, *args)`` runs it."""
+    exercise_id = check_choice("exercise_id", exercise_id, ("09.14", "09.15"))
     rng = np.random.default_rng(914)
     if exercise_id == "09.14":
         a = rng.standard_normal((ROWS, COLS)).astype(np.float32)
