@@ -39,6 +39,8 @@ OVERRIDES = {
     },
     # The "Would you like to get notified about official Jupyter news?" toast covers plot corners.
     "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False},
+    # Without the "Modified" column the file browser shows whole lesson names, not "06_tiling_fl...".
+    "@jupyterlab/filebrowser-extension:browser": {"showLastModifiedColumn": False},
 }
 
 #: Names (globs, matched against each file or folder name) left out of the learner's file
