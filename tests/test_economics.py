@@ -432,5 +432,7 @@ def test_new_economics_plots_draw_and_refuse_wrong_inputs():
     plt.close(fig)
     with pytest.raises(TypeError, match="KVAllocation"):
         plot_kv_waste([1, 2])
-    with pytest.raises(TypeError, match="BatchingRun"):
+    with pytest.raises(ValueError, match="one BatchingRun per load"):
         plot_batching([0.5, 0.6], runs[:1], runs[1:])
+    with pytest.raises(TypeError, match="BatchingRun"):
+        plot_batching([0.5], [1], runs[1:])

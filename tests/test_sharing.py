@@ -58,7 +58,7 @@ def test_lookup_is_forgiving_and_errors_name_the_choices():
         get_mig_profile("3g.4gb")
     with pytest.raises(ValueError, match="no MIG profiles"):
         mig_profiles("L4")
-    with pytest.raises(ValueError, match="at least one"):
+    with pytest.raises(ValueError, match="at least 1"):
         fits_on_gpu([])
 
 
