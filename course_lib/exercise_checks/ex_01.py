@@ -5,6 +5,8 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
@@ -82,6 +84,7 @@ def _kb_in_flight_per_sm(accelerator) -> float:
     return littles_law(accelerator).bytes_in_flight_per_sm / 1e3
 
 
+@functools.lru_cache(maxsize=None)      # a simulated sweep
 def _warps_for_90_percent() -> int:
     """Smallest N whose simulated utilisation reaches 0.9 with C = 24, L = 700, one scheduler."""
     sweep = simulate_latency_hiding(np.arange(1, 65), 24, 700)
@@ -197,6 +200,7 @@ PLAIN_REGISTER_DIVISION = Misconception(
     "Try your register count in occupancy(...) and read warps_per_sm: does it keep the warps you need?")
 
 
+@functools.lru_cache(maxsize=None)      # a simulated sweep: each check and test asks again
 def _warps_needed(schedulers=4, target=BUDGET_TARGET) -> int:
     sweep = simulate_latency_hiding(np.arange(1, 65), BUDGET_C, BUDGET_L, schedulers=schedulers)
     reaches = sweep.utilisation >= target - 1e-12
@@ -205,6 +209,7 @@ def _warps_needed(schedulers=4, target=BUDGET_TARGET) -> int:
     return int(sweep.n_warps[np.argmax(reaches)])
 
 
+@functools.lru_cache(maxsize=None)      # 255 occupancy calls per question
 def _largest_registers(warps, file_scale=1) -> int:
     """The most registers per thread whose occupancy keeps ``warps`` warps per SM resident."""
     acc = get_accelerator("H100 SXM")

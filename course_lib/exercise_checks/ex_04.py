@@ -5,6 +5,8 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
@@ -271,8 +273,14 @@ BATCH_HIDDEN, BATCH_TARGET_S = 8192, 60e-6      # 04.8: b x 8192 @ 8192 x 8192 i
 
 
 def _largest_batch(time_of) -> int:
-    fits = [b for b in range(1, 8193) if time_of(b) <= BATCH_TARGET_S]
-    return max(fits) if fits else 0
+    """The largest b in 1..8192 with time_of(b) within the target (time grows with b: bisection)."""
+    low, high = 0, 8192                 # time_of(low) meets the target (or low = 0: none does)
+    if time_of(high) <= BATCH_TARGET_S:
+        return high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if time_of(mid) <= BATCH_TARGET_S else (low, mid)
+    return low
 
 
 def _batch_terms(b, peak_scale=1.0, bytes_per_element=2):

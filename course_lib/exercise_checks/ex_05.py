@@ -5,6 +5,8 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from course_lib import formats as F
@@ -105,6 +107,7 @@ def _int4_saving_wrong() -> dict:
             shared("seconds-for-unit", "05", _HARDWARE): saving / 1e3}
 
 
+@functools.lru_cache(maxsize=None)      # up to 64 casts of the sample
 def _smallest_loss_scale_exponent() -> int:
     """Smallest k >= 0 with under 0.1% of the sample flushed to zero in FP16 at scale 2^k."""
     grads = F.gradient_like(np.random.default_rng(_GRAD_SEED), _GRAD_COUNT)

@@ -290,6 +290,7 @@ DEPLOY_MODEL, DEPLOY_CONTEXT, DEPLOY_PRICE, DEPLOY_TARGET_S = "Llama 3 70B", 409
 DEPLOY_DEVICES, DEPLOY_BATCHES = (2, 4, 8), range(1, 2049)
 
 
+@functools.lru_cache(maxsize=None)      # 3 x 2048 decode steps per question; read-only result
 def _deploy_costs(latency=True, price_devices=True) -> dict:
     """{n_devices: the lowest $ per million tokens over the batches that fit and meet the target}."""
     costs = {}

@@ -5,6 +5,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
@@ -191,6 +192,7 @@ LAYOUT_PARAMS, LAYOUT_GPUS, LAYOUT_TOKENS = 70e9, 256, 4 * 2 ** 20
 LAYOUT_TP, LAYOUT_PP, LAYOUT_ZERO = (1, 2, 4, 8, 16), (1, 2, 4, 8), (1, 2, 3)
 
 
+@functools.lru_cache(maxsize=None)      # every plan's estimate; read-only result
 def _layouts():
     """Every 08.6 plan with at least one sequence per replica, and its StepEstimate."""
     from course_lib.parallelism import RECOMPUTE, ParallelPlan, estimate_training_step, transformer_for_params
@@ -206,7 +208,7 @@ def _layouts():
                 for recompute in RECOMPUTE:
                     plan = ParallelPlan(LAYOUT_GPUS, tp, pp, zero, min(32, sequences), recompute)
                     rows.append((plan, estimate_training_step(model, plan, "H100 SXM", LAYOUT_TOKENS)))
-    return rows
+    return tuple(rows)
 
 
 def _fastest_layout(keep=lambda plan, est: est.fits) -> float:
