@@ -81,20 +81,20 @@ def new_axes(ax=None, figsize=(7.5, 4.2)):
 
 
 def plural(n, word: str, plural_form: str | None = None) -> str:
+    """``"1 warp"``, ``"2 warps"``, ``"1,024 blocks"``: the count and the word in the right number."""
     from .._validate import check_int
     n = check_int("n", n, min_value=0)
     if not isinstance(word, str) or (plural_form is not None and not isinstance(plural_form, str)):
         bad, name = (word, "word") if not isinstance(word, str) else (plural_form, "plural_form")
         raise TypeError(f"{name} must be a string, got {type(bad).__name__} {bad!r:.40}")
-    """``"1 warp"``, ``"2 warps"``: the count and the word in the right number."""
-    return f"{n} {word if n == 1 else plural_form or word + 's'}"
+    return f"{n:,} {word if n == 1 else plural_form or word + 's'}"
 
 
 def powers_as_math(text: str) -> str:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__} {text!r:.40}")
     """``"GELU 2^28 elements"`` -> ``"GELU $2^{28}$ elements"``: powers drawn as powers (mathtext).
     A text that already holds ``$`` is returned unchanged."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__} {text!r:.40}")
     return text if "$" in text else _POWER.sub(r"$\1^{\2}$", text)
 
 

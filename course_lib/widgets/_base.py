@@ -17,7 +17,7 @@ import math
 import time
 from typing import Callable
 
-__all__ = ["FigureExplorer", "fixed_figure", "pick", "plural", "powers_of_two", "render_png"]
+__all__ = ["FigureExplorer", "fixed_figure", "pick", "powers_of_two", "render_png"]
 
 
 #: Shown, with the initial figure, where the widget cannot run (the course website, a static render).
@@ -228,11 +228,6 @@ def render_png(draw: Callable, result, figure=None):
         png = _png(np.asarray(canvas.buffer_rgba()))
         w, h = canvas.get_width_height(physical=True)
     return png, (round(w / _PIXEL_RATIO), round(h / _PIXEL_RATIO)), fig
-
-
-def plural(n, word: str, many: str | None = None) -> str:
-    """``1 warp``, ``2 warps``, ``1,024 blocks``: a count with its noun in the right number."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def powers_of_two(lo: int, hi: int, also=()) -> list[int]:

@@ -3,7 +3,8 @@ traffic and predicted time (formulas checked against traces in the lesson)."""
 
 from __future__ import annotations
 
-from ._base import FigureExplorer, pick, plural
+from ..plots import plural
+from ._base import FigureExplorer, pick
 
 __all__ = ["explore_kernel", "kernel_explorer"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import FigureExplorer, fixed_figure, pick, plural
+from ..plots import plural
+from ._base import FigureExplorer, fixed_figure, pick
 
 __all__ = ["explore_latency_hiding", "latency_hiding_explorer", "explore_occupancy",
            "occupancy_explorer"]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._base import FigureExplorer, fixed_figure, plural
+from ..plots import plural
+from ._base import FigureExplorer, fixed_figure
 
 __all__ = ["BRANCH_PATTERNS", "branch_kernel", "explore_simt", "simt_explorer"]
 
