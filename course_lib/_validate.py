@@ -17,6 +17,7 @@ __all__ = [
     "check_number",
     "check_int",
     "check_choice",
+    "check_float_dtype",
     "check_array",
     "check_bool",
     "check_sequence",
@@ -102,6 +103,17 @@ def check_bool(name: str, value) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
     return bool(value)
+
+
+def check_float_dtype(name: str, value, example: str = "np.float32") -> np.dtype:
+    """Return ``value`` as a NumPy floating-point dtype (np.float16, 'float32', ...)."""
+    try:
+        dtype = np.dtype(value)
+    except TypeError as exc:
+        raise TypeError(f"{name} must be a NumPy floating-point dtype such as {example}, got {value!r}") from exc
+    if dtype.kind != "f":
+        raise TypeError(f"{name} must be a NumPy floating-point dtype such as {example}, got {dtype}")
+    return dtype
 
 
 def check_choice(name: str, value, choices) -> str:

@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import check_bool, check_int, check_number, check_sequence
+from ._validate import check_bool, check_float_dtype, check_int, check_number, check_sequence
 from .progress import progress_bar
 
 #: Largest float64 array a CPU measurement allocates (three of them at once: 3 GiB in all).
@@ -51,14 +51,16 @@ REPEATS = 5
 MIN_TIME_S = 0.05
 
 
-def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.0, warmup: int = 1) -> float:
+def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.0, warmup: int = 1,
+              max_runs: int = 1000) -> float:
     """Best wall time of ``fn()`` over ``repeats`` runs (seconds), after ``warmup`` untimed calls;
-    keeps going until ``min_time_s`` of timed calls (at most 1000 runs)."""
+    keeps going until ``min_time_s`` of timed calls (at most ``max_runs`` runs)."""
     if not callable(fn):
         raise TypeError("fn must be a callable taking no arguments")
     repeats = check_int("repeats", repeats, min_value=1, max_value=10_000)
     min_time_s = check_number("min_time_s", min_time_s, min_value=0, max_value=10)
     warmup = check_int("warmup", warmup, min_value=0, max_value=1000)
+    max_runs = check_int("max_runs", max_runs, min_value=1, max_value=100_000)
     for _ in range(warmup):
         fn()
     best = float("inf")
@@ -71,7 +73,7 @@ def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.
         best = min(best, elapsed)
         spent += elapsed
         runs += 1
-        if runs >= 1000:
+        if runs >= max_runs:
             break
     return best
 
@@ -177,12 +179,7 @@ def measure_matmul_flops(n: int = 1024, dtype=np.float32, repeats: int = REPEATS
                          min_time_s: float = MIN_TIME_S) -> float:
     """Sustained FLOP/s of an n x n x n NumPy matmul: 2 n^3 / best time (timed as the kernels are)."""
     n = check_int("n", n, min_value=1, max_value=MAX_GEMM_SIZE, why="larger takes many seconds")
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError as exc:
-        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float32, got {dtype!r}") from exc
-    if dtype.kind != "f":
-        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float32, got {dtype}")
+    dtype = check_float_dtype("dtype", dtype)
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(dtype)
     b = rng.standard_normal((n, n)).astype(dtype)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_array, check_bool, check_int, check_number
+from .measure import time_best
 from .progress import progress_bar
 
 __all__ = ["CallOverhead", "fit_overhead_model", "robust_overhead_model", "measure_call_overhead",
@@ -159,17 +160,9 @@ class BatchedCalls:
         return self.t_loop_s / self.t_one_s
 
 
-def _best_time(fn, budget_s, min_runs=5, max_runs=500) -> float:
-    fn()                                              # warm-up
-    best, spent, runs = np.inf, 0.0, 0
-    while runs < min_runs or (spent < budget_s and runs < max_runs):
-        start = time.perf_counter()
-        fn()
-        elapsed = time.perf_counter() - start
-        best = min(best, elapsed)
-        spent += elapsed
-        runs += 1
-    return best
+def _best_time(fn, budget_s) -> float:
+    """Best of at least 5 timed runs after one warm-up, more while ``budget_s`` lasts (500 at most)."""
+    return time_best(fn, repeats=5, min_time_s=budget_s, warmup=1, max_runs=500)
 
 
 def measure_batched_calls(n_calls=200, size=64, budget_s=0.2) -> BatchedCalls:

@@ -58,16 +58,21 @@ def overrides_path(prefix: str | Path = sys.prefix) -> Path:
     return Path(prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
 
 
+def _read_json(path: Path) -> dict:
+    """The JSON object in ``path`` (its folder made), or {} where there is none or it is unreadable."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return {}
+
+
 def write_overrides(prefix: str | Path = sys.prefix) -> Path:
     """Merge the course's settings into ``overrides.json`` under ``prefix``; return its path."""
     path = overrides_path(prefix)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    current = {}
-    if path.exists():
-        try:
-            current = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            current = {}
+    current = _read_json(path)
     for plugin, settings in OVERRIDES.items():
         current.setdefault(plugin, {}).update(settings)
     path.write_text(json.dumps(current, indent=2) + "\n")
@@ -81,13 +86,7 @@ def page_config_path(prefix: str | Path = sys.prefix) -> Path:
 def write_page_config(classroom: bool = False, prefix: str | Path = sys.prefix) -> Path:
     """Hide (or, with ``classroom``, show) the instructor-only lab extensions in this environment."""
     path = page_config_path(prefix)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    config = {}
-    if path.exists():
-        try:
-            config = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            config = {}
+    config = _read_json(path)
     disabled = config.setdefault("disabledExtensions", {})
     for name in INSTRUCTOR_EXTENSIONS:
         if classroom:
@@ -105,13 +104,7 @@ def server_config_path(prefix: str | Path = sys.prefix) -> Path:
 def write_server_config(show_all_files: bool = False, prefix: str | Path = sys.prefix) -> Path:
     """Hide the maintainers' files from the file browser (or, with ``show_all_files``, don't)."""
     path = server_config_path(prefix)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    config = {}
-    if path.exists():
-        try:
-            config = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            config = {}
+    config = _read_json(path)
     manager = config.setdefault("ContentsManager", {})
     if show_all_files:
         manager.pop("hide_globs", None)

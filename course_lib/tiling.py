@@ -24,7 +24,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ._validate import check_array, check_bool, check_choice, check_int, check_number, check_sequence
+from ._validate import (check_array, check_bool, check_choice, check_float_dtype, check_int, check_number,
+                        check_sequence)
 from .hardware import bytes_per_element as _bytes_per_element
 from .hardware import get_accelerator
 
@@ -524,20 +525,10 @@ def matmul_precision_bug(a, b, tile=32, tile_k=16) -> np.ndarray:
     return c
 
 
-def _float_dtype(dtype) -> np.dtype:
-    try:
-        dt = np.dtype(dtype)
-    except TypeError as exc:
-        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float16, got {dtype!r}") from exc
-    if dt.kind != "f":
-        raise TypeError(f"dtype must be a NumPy floating-point dtype such as np.float16, got {dt}")
-    return dt
-
-
 def weak_matmul_cases(size=64, dtype=np.float16) -> list[tuple[np.ndarray, np.ndarray]]:
     """The test people write first: square, a power of two, all ones. Catches almost nothing."""
     size = check_int("size", size, min_value=1, max_value=4096, why="the test matrices are size x size")
-    ones = np.ones((size, size), dtype=_float_dtype(dtype))
+    ones = np.ones((size, size), dtype=check_float_dtype("dtype", dtype, "np.float16"))
     return [(ones, ones.copy())]
 
 
@@ -554,7 +545,7 @@ def strong_matmul_cases(rng, count=4, max_dim=200, max_k=2000, dtype=np.float16)
     max_dim = check_int("max_dim", max_dim, min_value=20, max_value=1024, why="larger cases take seconds each")
     max_k = check_int("max_k", max_k, min_value=max_dim + 10, max_value=16384,
                       why="larger cases take seconds each")
-    dtype = _float_dtype(dtype)
+    dtype = check_float_dtype("dtype", dtype, "np.float16")
     cases = []
     for i in range(count):
         while True:

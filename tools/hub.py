@@ -243,23 +243,23 @@ class Hub:
         self.password = (state / "password").read_text().strip()
         self.token = (state / "admin-token").read_text().strip()
 
-    def api(self, method: str, path: str, body=None, token: str | None = None, timeout_s: float = 30):
+    @staticmethod
+    def _json_request(url: str, token: str, method: str, body, timeout_s: float):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"{self.url}/hub/api{path}", data=data, method=method,
-                                     headers={"Authorization": f"token {token or self.token}",
-                                              "Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            raw = resp.read()
-        return json.loads(raw) if raw else None
-
-    def user_api(self, user: str, token: str, method: str, path: str, body=None, timeout_s: float = 60):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"{self.url}/user/{user}/api{path}", data=data, method=method,
+        req = urllib.request.Request(url, data=data, method=method,
                                      headers={"Authorization": f"token {token}",
                                               "Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=timeout_s) as resp:
             raw = resp.read()
         return json.loads(raw) if raw else None
+
+    def api(self, method: str, path: str, body=None, token: str | None = None, timeout_s: float = 30):
+        """The hub's REST API (as the admin unless ``token`` is given)."""
+        return self._json_request(f"{self.url}/hub/api{path}", token or self.token, method, body, timeout_s)
+
+    def user_api(self, user: str, token: str, method: str, path: str, body=None, timeout_s: float = 60):
+        """A learner's own server's REST API, through the proxy."""
+        return self._json_request(f"{self.url}/user/{user}/api{path}", token, method, body, timeout_s)
 
     def up(self) -> bool:
         try:
