@@ -55,13 +55,13 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir="$(CURDIR)" START.md
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax tests notebooks solutions
+	$(BIN)/python -m pytest -p pytest_start -q -n 2 --dist loadfile --nbval-lax tests notebooks solutions
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -p pytest_start -q tests
 
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --nbval-lax notebooks solutions
+	$(BIN)/python -m pytest -p pytest_start -q -n 2 --dist loadfile --nbval-lax notebooks solutions
 
 # numba-cuda (the SIMT benchmark's reference) is optional: without it that one ratio is skipped.
 bench: $(STAMP)

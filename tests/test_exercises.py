@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -165,9 +166,34 @@ def test_generate_reports_a_malformed_solution(tmp_path, capsys):
 # Exercise notebooks fail exactly at their stubs
 # --------------------------------------------------------------------------------------------
 
+@pytest.fixture(scope="module")
+def kernel():
+    """One kernel for all the exercise notebooks: each starts with ``%reset -f`` (an empty namespace,
+    as in a fresh kernel; the course's modules stay imported), which saves a kernel start and the
+    course's imports per notebook. ``execute_notebook`` (a fresh kernel each) is what progress uses,
+    and its own tests cover it."""
+    from jupyter_client import KernelManager
+
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(REPO / "exercises"), stderr=subprocess.DEVNULL)
+    yield km
+    km.shutdown_kernel(now=True)
+
+
+def _run_in(km, notebook: Path) -> list:
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = jupytext.read(notebook)
+    nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))
+    NotebookClient(nb, km=km, timeout=300, allow_errors=True).execute()
+    return [ex._outcome(i, cell) for i, cell in enumerate(nb.cells[1:]) if cell.cell_type == "code"]
+
+
 @pytest.mark.parametrize("notebook", EXERCISES, ids=lambda p: p.name)
-def test_exercise_notebook_fails_only_at_its_stub_cells(notebook):
-    outcomes = execute_notebook(notebook, timeout=300)
+def test_exercise_notebook_fails_only_at_its_stub_cells(notebook, kernel):
+    outcomes = _run_in(kernel, notebook)
     stub_cells = {o.index for o in outcomes if STUB.search(o.source)}
     failed = {o.index: (o.error_name, o.error_value) for o in outcomes if o.error_name}
     assert stub_cells, f"{notebook.name} has no stubs"
@@ -177,6 +203,15 @@ def test_exercise_notebook_fails_only_at_its_stub_cells(notebook):
     for index, (name, value) in failed.items():
         assert name == "NotImplementedError", f"{notebook.name} cell {index}: {name}: {value}"
         assert value.startswith("exercise "), value
+
+
+def test_execute_notebook_runs_every_cell_in_a_fresh_kernel_errors_allowed(tmp_path):
+    root = _root_with(tmp_path, {"97_sample.py": SAMPLE})
+    generate(root, out=quiet)
+    outcomes = execute_notebook(root / "exercises" / "97_sample.py", timeout=120)
+    assert [o.exercise_ids for o in outcomes if o.exercise_ids] == [("97.1",), ("97.2",)]
+    # 97.1's stub raises; the run goes on to 97.2's cell, which fails too (the sample imports no check)
+    assert [o.error_name for o in outcomes if o.exercise_ids] == ["NotImplementedError", "NameError"]
 
 
 # Re-running solution cells out of order (last to first) is checked in the same kernel as nbval's run

@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -113,11 +111,19 @@ STUDENTS = {   # student: {exercise: (score, error name in the autograded notebo
 MISCONCEPTION_OF = {"04.1": "c-write-forgotten", "04.3": "sparse-peak", "04.4": "c-write-forgotten"}
 
 
-@pytest.fixture
-def gradebook(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def gradebook(tmp_path_factory):
+    """A class of three built once per module (nbgrader's database set-up takes seconds); the tests
+    only read it."""
     api = pytest.importorskip("nbgrader.api")
     import warnings
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    from nbgrader_inprocess import in_process_alembic
+
+    with in_process_alembic():
+        return _build_gradebook(api, warnings, tmp_path_factory.mktemp("class"))
+
+
+def _build_gradebook(api, warnings, tmp_path):
     path = tmp_path / "gradebook.db"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

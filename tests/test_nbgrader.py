@@ -1,24 +1,28 @@
 """The classroom path: an nbgrader course source generated from solutions/, graded by real nbgrader.
 
 ``generate_assignment`` must accept the source; ``autograde`` must give the solution, submitted
-as a student's work, full marks, and the untouched released notebook zero. One lesson keeps it
-to about twenty seconds. Skipped only when nbgrader is not installed (``pip install -e .[classroom]``).
+as a student's work, full marks, and the untouched released notebook zero. One lesson, and nbgrader
+run in this process (tests/nbgrader_inprocess.py), keep it to a few seconds. Skipped only when
+nbgrader is not installed (``pip install -e .[classroom]``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from course_lib.exercises import BEGIN, END, build_nbgrader, find_regions
 
-nbgrader_api = pytest.importorskip("nbgrader.api")
+from nbgrader_inprocess import in_process_alembic, nbgrader_api as course_api, run
+
+# nbgrader is imported by the tests that use it: its import (its server extensions, Jupyter Server)
+# takes seconds, which collection would otherwise pay in every pytest worker.
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("nbgrader") is None,
+                                reason="nbgrader is not installed (pip install -e .[classroom])")
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = "04_roofline"
@@ -26,14 +30,6 @@ LESSON = "04_roofline"
 
 def quiet(*args, **kwargs):
     pass
-
-
-def _nbgrader(course: Path, *args: str) -> None:
-    # nbgrader runs the `alembic` script of its environment: put that environment first on PATH.
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    result = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env,
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +67,9 @@ def test_source_notebook_splits_each_exercise_into_solution_and_graded_check(cou
 
 
 def test_nbgrader_grades_the_solution_full_and_the_untouched_exercise_zero(course):
-    _nbgrader(course, "generate_assignment", LESSON, "--force")
+    api = course_api(course)
+    with in_process_alembic():
+        run(api.generate_assignment(LESSON, force=True), "generate_assignment")
     released = course / "release" / LESSON / f"{LESSON}.ipynb"
     assert BEGIN not in released.read_text(encoding="utf-8")
     for student, notebook in (("solver", course / "source" / LESSON / f"{LESSON}.ipynb"),
@@ -79,8 +77,12 @@ def test_nbgrader_grades_the_solution_full_and_the_untouched_exercise_zero(cours
         folder = course / "submitted" / student / LESSON
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy(notebook, folder / f"{LESSON}.ipynb")
-    _nbgrader(course, "autograde", LESSON, "--force")
-    with nbgrader_api.Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+    with in_process_alembic():
+        for student in ("solver", "idle"):
+            run(api.autograde(LESSON, student, force=True), f"autograde {student}")
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         solver = gradebook.find_submission(LESSON, "solver")
         idle = gradebook.find_submission(LESSON, "idle")
         assert solver.max_score >= 3
