@@ -83,7 +83,7 @@ check("02.4", sectors_touched)
 # ### Exercise 02.5 (design): how narrow can a block be and still read coalesced?
 #
 # A kernel reads rows 0 to 63 and columns 0 to 255 of a row-major float32 matrix that has
-# **1002 columns**, one element per thread. It runs 256-thread blocks shaped `w` threads wide and
+# **1002 columns** and starts at byte address 0, one element per thread. It runs 256-thread blocks shaped `w` threads wide and
 # `256 // w` rows tall, tiling those 64 x 256 elements exactly: thread `(tx, ty)` of the block in
 # block row `by` and block column `bx` reads `a[by * (256 // w) + ty, bx * w + tx]`. Inside a block
 # `tid = ty * w + tx`, and each warp is 32 consecutive `tid`s. For its column sums the kernel wants
@@ -112,7 +112,8 @@ check("02.5", w)
 #
 # **Predict first**: for the long path of 60, does the sort pay? Then decide the **shortest** long
 # path `L` (a whole number of instructions from 1 to 1000) for which the grouped run, sort
-# included, issues no more instructions per warp than the arrival order. Store it in `shortest`.
+# included, issues no more instructions per warp than the arrival order, counting issues as
+# section 2's simulator does. Store it in `shortest`.
 
 # %%
 from course_lib.simt import If

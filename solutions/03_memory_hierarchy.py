@@ -14,10 +14,10 @@
 #
 # Seven exercises on lesson 03: a prediction, a computation on a real accelerator, an exploration
 # with the cache simulator, a function to write, a memory system to size, a pipeline to diagnose
-# and a padding to choose. Put your answer in each exercise cell where it says
-# `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint.
-# `hint("03.2", 2)` shows the next hint.
+# and a padding that must serve a cache and the shared-memory banks at once. Put your answer in
+# each exercise cell where it says `NotImplementedError` and run the cell. `check` prints one line
+# when the answer is right; otherwise it shows your value, the form the answer should take and a
+# first hint. `hint("03.2", 2)` shows the next hint.
 #
 # Catalog figures: `get_accelerator(name).mem_bandwidth` (bytes/s), `.peak("bf16")` (FLOP/s),
 # `.sm_count`, `.host_link_bandwidth` (bytes/s, both directions together).
@@ -133,12 +133,13 @@ check("03.5", stacks)
 # - `"third buffer"`: three buffers instead of two;
 # - `"faster math"`: a compute twice as fast;
 # - `"fp8 inputs"`: A and B stored in FP8 halve the bytes each copy reads, but each tile must then
-#   dequantize them, which adds 0.3 µs to its compute;
+#   dequantize them to BF16 for the same math, which adds 0.3 µs to its compute;
 # - `"multicast"`: blocks run in clusters of two that need the same A slices; one TMA multicast
 #   load reads each A slice once for both blocks, so each block's copy reads half of A's bytes
 #   (and all of B's).
 #
-# A copy's time is proportional to the bytes it reads. **Diagnose first** from the profile: how
+# A copy's time is proportional to the bytes it reads; each change alters only what it says.
+# **Diagnose first** from the profile: how
 # long is each tile's copy and compute, and which unit waits for the other? Then choose the change
 # that shortens the run most (section 5's pipeline model). Store it in `change`.
 
@@ -163,23 +164,38 @@ change = min(totals, key=totals.get)
 check("03.6", change)
 
 # %% [markdown]
-# ### Exercise 03.7 (design): pad the rows so that a column walk stops thrashing
+# ### Exercise 03.7 (design): one padding for the cache and the banks
 #
 # A kernel walks the first 64 columns of a row-major float32 matrix of 64 rows and 1024 columns,
 # column by column: for `j` in 0 to 63, for `i` in 0 to 63, it reads `a[i, j]`. Each row may be
 # padded by `pad` unused floats, so `a[i, j]` sits at byte address `4 * (i * (1024 + pad) + j)`.
-# Another kernel reads the same rows with 16-byte (float4) loads, so every row must start on a
-# 16-byte boundary: `pad` is a multiple of 4. The walk runs through a 32 KiB, 4-way LRU cache with
-# 128-byte lines (section 2). Choose the **smallest** `pad` (a multiple of 4, 0 or more) for which
-# the walk's hit rate reaches 0.9. Store it in `pad`.
+# The walk runs through a 32 KiB, 4-way LRU cache with 128-byte lines (section 2), and its hit
+# rate must reach **0.9**. Two more rules bind the same `pad`:
+#
+# - another kernel reads the rows with 16-byte (float4) loads, so every row must start on a
+#   16-byte boundary: `pad` is a multiple of 4;
+# - a third kernel stages the first 32 rows in shared memory with the same padded row length
+#   (`1024 + pad` words per row), and a warp reads one column of them, lane `t` from row `t`:
+#   that read may meet **at most a 4-way** bank conflict (section 4).
+#
+# Choose the **smallest** `pad` (a multiple of 4, 0 or more) that meets all three. Store it in `pad`.
 
 # %%
 ### BEGIN SOLUTION
+from course_lib.memory import conflict_degree
+
+
 def walk(pad):
     i, j = np.arange(64), np.arange(64)
     return ((i[None, :] * (1024 + pad) + j[:, None]) * 4).ravel()
 
 
-pad = next(p for p in range(0, 1025, 4) if simulate_cache(walk(p), 32 * 1024, 128, 4).hit_rate >= 0.9)
+def meets(pad):
+    column_read = np.arange(32) * (1024 + pad) * 4            # lane t reads row t, column 0
+    return (conflict_degree(column_read) <= 4
+            and simulate_cache(walk(pad), 32 * 1024, 128, 4).hit_rate >= 0.9)
+
+
+pad = next(p for p in range(0, 1025, 4) if meets(p))
 ### END SOLUTION
 check("03.7", pad)

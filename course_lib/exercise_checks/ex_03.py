@@ -14,7 +14,7 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks._decision import OptimumExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
-from course_lib.memory import (N_BANKS, BANK_BYTES, conflict_degree, copy_hidden, make_trace,
+from course_lib.memory import (N_BANKS, BANK_BYTES, column_read_conflict_degree, conflict_degree, copy_hidden, make_trace,
                                pipeline_timeline, simulate_cache, transfer_time_s)
 
 __all__ = ["EXERCISES", "WAYS_CHOICES", "conflict_trace", "pipeline_change", "column_walk_trace"]
@@ -257,14 +257,16 @@ def _pipeline_change_wrong() -> dict:
     return {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math", BIGGEST_COPY_CUT: fastest_copy}
 
 
-# --- 03.7 (design): the smallest aligned row padding that stops a column walk thrashing ---------
+# --- 03.7 (design): the smallest aligned row padding that serves both the cache and the banks ---
 
 #: 03.7: a float32 matrix of WALK_ROWS rows of WALK_COLS columns (+ pad), walked column by
 #: column over its first WALK_WALKED columns, through a 32 KiB, 4-way cache of 128-byte lines;
-#: the pad is a multiple of WALK_PAD_STEP floats, so every row stays 16-byte aligned for float4 loads.
+#: the pad is a multiple of WALK_PAD_STEP floats, so every row stays 16-byte aligned for float4
+#: loads; its first 32 rows are also staged in shared memory with the same row length, where a
+#: warp reads one column (lane t, row t) with at most a WALK_MAX_CONFLICT-way bank conflict.
 WALK_ROWS, WALK_COLS, WALK_WALKED = 64, 1024, 64
 WALK_CACHE, WALK_LINE, WALK_WAYS, WALK_TARGET = 32 * 1024, 128, 4, 0.9
-WALK_PAD_STEP = 4
+WALK_PAD_STEP, WALK_MAX_CONFLICT = 4, 4
 
 
 def column_walk_trace(pad: int) -> np.ndarray:
@@ -279,23 +281,28 @@ def _walk_hit_rate(pad: int) -> float:
     return simulate_cache(column_walk_trace(pad), WALK_CACHE, WALK_LINE, WALK_WAYS).hit_rate
 
 
-def _pad_feasible(pad) -> str | None:
-    """None when ``pad`` keeps the rows aligned and the walk at the target; else why not."""
+def _pad_feasible(pad, banks=True, cache=True) -> str | None:
+    """None when ``pad`` keeps the rows aligned, the bank conflict and the walk within their
+    targets; else why not. ``banks`` / ``cache`` False leave that constraint out (a mistake)."""
     if pad < 0 or pad > WALK_COLS:
         return f"the pad is 0 to {WALK_COLS} floats, not {pad}"
     if pad % WALK_PAD_STEP:
         return f"a pad of {pad} floats leaves rows that are not 16-byte aligned"
+    degree = column_read_conflict_degree(WALK_COLS, pad)
+    if banks and degree > WALK_MAX_CONFLICT:
+        return (f"with a pad of {pad} floats a warp reading a column from shared memory meets "
+                f"{degree}-way bank conflicts, over the {WALK_MAX_CONFLICT}-way allowed")
     rate = _walk_hit_rate(pad)
-    if rate < WALK_TARGET:
+    if cache and rate < WALK_TARGET:
         return f"with a pad of {pad} floats the walk hits {rate:.1%} of the time, under {WALK_TARGET:.0%}"
     return None
 
 
-def _smallest_pad() -> int:
+def _smallest_pad(banks=True, cache=True) -> int:
     for pad in range(0, WALK_COLS + 1, WALK_PAD_STEP):
-        if _pad_feasible(pad) is None:
+        if _pad_feasible(pad, banks, cache) is None:
             return pad
-    raise RuntimeError("03.7: no pad reaches the target")
+    raise RuntimeError("03.7: no pad meets the targets")
 
 
 FIRST_ALIGNED_PAD = Misconception(
@@ -307,15 +314,26 @@ FITS_SO_HITS = Misconception(
     "fits-so-hits", "Data that fits in the cache taken to hit: lines that map to one set evict each "
     "other however empty the rest of the cache is.", "03", "Misconceptions",
     "Work out which set each line falls into: lines 4 KiB apart share few sets.")
+CACHE_ONLY = Misconception(
+    "cache-pad-ignores-banks", "The pad chosen for the cache alone: the same row length also sets "
+    "which bank each lane of a column read lands in, and a pad that shares a large power of two with "
+    "32 banks piles the lanes into few banks.", "03", _BANKS,
+    "Work out the bank of row t's word of one column, (t x (1024 + pad)) % 32, for your pad.")
+BANKS_ONLY = Misconception(
+    "bank-pad-ignores-cache", "The pad chosen for the banks alone: the walk through the cache "
+    "needs the rows spread over enough sets too.", "03", _CACHES,
+    "Run the walk with your pad through the cache simulator and read its hit rate.")
 WHOLE_LINE = Misconception(
-    "pad-a-whole-line", "A whole line of padding taken to be needed: any pad that spreads the rows "
-    "over enough sets to hold 4 lines each works, and a smaller one does.", "03", _CACHES,
-    "Try the aligned pads from 0 upwards and stop at the first that reaches 0.9.")
+    "pad-a-whole-line", "A whole line of padding taken to be needed: it spreads the rows over the "
+    "cache's sets, but smaller pads do too, and a whole line is a multiple of 32 words, which sends "
+    "a column's 32 lanes to one bank.", "03", _CACHES,
+    "Try the aligned pads from 0 upwards, checking both the hit rate and the bank conflict.")
 
 
 def _smallest_pad_wrong() -> dict:
     right = _smallest_pad()
-    wrong = {FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0, WHOLE_LINE: WALK_LINE // 4}
+    wrong = {FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0, WHOLE_LINE: WALK_LINE // 4,
+             CACHE_ONLY: _smallest_pad(banks=False), BANKS_ONLY: _smallest_pad(cache=False)}
     return {k: v for k, v in wrong.items() if v != right}
 
 
@@ -377,12 +395,14 @@ EXERCISES = [
     OptimumExercise(
         "03.7", expected=_smallest_pad, feasible=_pad_feasible, goal="smallest", step=WALK_PAD_STEP,
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_smallest_pad_wrong, concepts=("caches",),
-        form="an integer: the smallest pad, in float32 elements per row and a multiple of 4, whose "
-             "walk reaches a 0.9 hit rate",
-        hints=("The walk touches 64 rows x 64 columns x 4 bytes = 16 KiB in a 32 KiB cache: "
-               "capacity is not the problem; placement is (section 2).",
-               "Work out which set each row's lines go to for a pad, or run the walk through "
-               "section 2's cache simulator, for the allowed pads from 0 upwards.",
-               "Sanity check: a row also moves on to its next line partway through the walk; the "
-               "sets must hold that line too.")),
+        form="an integer: the smallest pad, in float32 elements per row and a multiple of 4, that "
+             "meets both targets (a 0.9 hit rate, at most a 4-way bank conflict)",
+        hints=("Two models judge one pad: section 2's cache (which set each row's lines land in) and "
+               "section 4's banks (which bank each lane of a column read lands in).",
+               "For each allowed pad from 0 upwards, run the walk through section 2's cache "
+               "simulator and work out the column read's bank conflict; stop at the first pad that "
+               "passes both.",
+               "Sanity check: the walk touches 16 KiB of a 32 KiB cache, so a low hit rate means "
+               "placement, not capacity; and a pad's bank conflict depends on the largest power of "
+               "two that divides the padded row length.")),
 ]
