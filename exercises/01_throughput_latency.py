@@ -108,12 +108,13 @@ check("01.5", cap)
 # A profile of a kernel on the H100 SXM shows each warp computing for 60 cycles, then waiting
 # 500 cycles for a load, again and again. The kernel runs 128-thread blocks with 12 KiB of shared
 # memory per block. Its author wants to give each thread as many registers as possible (fewer
-# spills, more unrolling), but the SM must stay busy (issuing) at least **90 %** of the time.
+# spills, more unrolling), but the SM's issue utilisation (section 3: the fraction of its issue
+# slots kept busy) must stay at least **0.9**.
 #
 # Decide the register budget: the **largest** number of registers per thread, a whole number
-# from 1 to 255, for which the warps that fit on the SM keep it at least 90 % busy. Section 3's
-# latency-hiding simulator (on the SM as the H100 has it, without jitter) says how busy a number
-# of resident warps keeps the SM; section 4's occupancy model says how many warps a register
+# from 1 to 255, for which the warps that fit on the SM reach a utilisation of 0.9. Section 3's
+# latency-hiding simulator (on the SM as the H100 has it, without jitter) gives the utilisation
+# of a number of resident warps; section 4's occupancy model says how many warps a register
 # count lets in. Store it in `budget`.
 
 # %%

@@ -240,8 +240,8 @@ def _budget_feasible(registers) -> str | None:
     busy = _budget_utilisation(warps)
     if busy < BUDGET_TARGET - 1e-12:
         return (f"{registers} registers per thread let {warps} warps per SM in "
-                f"({warps // (BUDGET_THREADS // 32)} blocks), which keep the SM busy "
-                f"{busy:.1%} of the time, under the {BUDGET_TARGET:.0%} target")
+                f"({warps // (BUDGET_THREADS // 32)} blocks), whose utilisation is {busy:.3f}, under "
+                f"the {BUDGET_TARGET} target")
     return None
 
 
@@ -413,7 +413,7 @@ EXERCISES = [
         "01.6", expected=_register_budget, feasible=_budget_feasible, goal="largest",
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_register_budget_wrong,
         concepts=("latency-hiding", "occupancy"),
-        form="an integer: the most registers per thread (1 to 255) that keep the SM at least 90 % busy",
+        form="an integer: the most registers per thread (1 to 255) that keep the SM's utilisation at least 0.9",
         hints=("Two models meet here: section 3's simulator says how many warps per SM hide the "
                "latency; section 4's occupancy says how many warps a register count lets in.",
                "Simulate the SM as the H100 has it (how many schedulers does section 3 give it?) and "
