@@ -141,13 +141,12 @@ def _sector_cases(rng) -> list:
 
 # --- 02.5 (design): the narrowest block whose loads stay coalesced ------------------------------
 
-_REWRITES = "3. Rewrites that avoid divergence"
-
-#: 02.5's launch (task data): 256-thread blocks of BLOCK_WIDTH x (256 / BLOCK_WIDTH) threads read
-#: rows 0..63 and columns 0..255 of a row-major float32 matrix of TILE_PITCH columns, one element
-#: per thread: thread (tx, ty) of block (bx_i, by_i) reads a[(by_i h + ty) pitch + bx_i w + tx],
-#: with tid = ty w + tx and warps of 32 consecutive tids. Target: on average over the launch's
-#: warps, sectors x 32 bytes at most MOVED_PER_REQUESTED x the 128 bytes a warp requests.
+#: 02.5's launch (task data): 256-thread blocks w threads wide and 256 / w rows tall read rows
+#: 0..63 and columns 0..255 of a row-major float32 matrix of TILE_PITCH columns starting at byte 0,
+#: one element per thread: thread (tx, ty) of the block in block row R and block column C reads
+#: a[R (256 / w) + ty, C w + tx], with tid = ty w + tx and warps of 32 consecutive tids. Target:
+#: averaged over the launch's warps, sectors x 32 bytes at most MOVED_PER_REQUESTED x the 128
+#: bytes a warp requests.
 TILE_ROWS, TILE_COLS, TILE_PITCH, BLOCK_THREADS = 64, 256, 1002, 256
 MOVED_PER_REQUESTED = 1.5
 
