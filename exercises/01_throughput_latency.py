@@ -105,14 +105,17 @@ check("01.5", cap)
 # %% [markdown]
 # ### Exercise 01.6 (design): how many registers can a kernel afford?
 #
-# A kernel on the H100 SXM computes for 60 cycles between loads that take 500 cycles. It runs
-# 128-thread blocks with 12 KiB of shared memory per block, and its author wants to give each
-# thread as many registers as possible (fewer spills, more unrolling) while the SM still reaches
-# **90 % utilisation**. Decide the register budget in two steps: how many warps per SM the
-# latency-hiding simulator needs for 0.9 (`simulate_latency_hiding(np.arange(1, 65), 60, 500,
-# schedulers=4)`: an H100 SM has four schedulers), then how many registers per thread still let
-# that many warps in (`occupancy(128, r, 12 * 1024)` for `r` from 1 to 255). Answer the largest `r`,
-# an integer.
+# A profile of a kernel on the H100 SXM shows each warp computing for 60 cycles, then waiting
+# 500 cycles for a load, again and again. The kernel runs 128-thread blocks with 12 KiB of shared
+# memory per block. Its author wants to give each thread as many registers as possible (fewer
+# spills, more unrolling), but the SM's issue utilisation (section 3: the fraction of its issue
+# slots kept busy) must stay at least **0.9**.
+#
+# Decide the register budget: the **largest** number of registers per thread, a whole number
+# from 1 to 255, for which the warps that fit on the SM reach a utilisation of 0.9. Section 3's
+# latency-hiding simulator (on the SM as the H100 has it, without jitter) gives the utilisation
+# of a number of resident warps; section 4's occupancy model says how many warps a register
+# count lets in. Store it in `budget`.
 
 # %%
 raise NotImplementedError("exercise 01.6: how many registers can a kernel afford?")
@@ -120,18 +123,22 @@ print(f"{occupancy(128, budget, 12 * 1024).warps_per_sm} warps resident with {bu
 check("01.6", budget)
 
 # %% [markdown]
-# ### Exercise 01.7 (design): loads in flight for the warps that fit
+# ### Exercise 01.7 (design): loads in flight, when each one holds a register
 #
-# A streaming kernel on the H100 SXM reads one float32 (4 bytes) per load, runs 256-thread blocks,
-# uses 96 registers per thread and no shared memory. Its warps are too few to cover the memory
-# latency with one load at a time, so each thread issues `k` independent loads before it waits.
-# With the lesson's `ASSUMED_DRAM_LATENCY_S`, what is the **smallest** `k` for which the warps
-# this kernel keeps resident (`occupancy(256, 96, 0)`) hold the bytes in flight per SM that
-# Little's law asks (`littles_law("H100 SXM", bytes_per_thread=4, loads_in_flight_per_thread=k)`)?
-# Answer an integer.
+# A streaming kernel on the H200 reads 4-byte floats. It runs 256-thread blocks, uses no shared
+# memory and needs 64 registers per thread for its own work. To cover the memory latency each
+# thread issues `k` independent loads before it waits for the first; every load in flight holds
+# its destination register until the data arrives, so the kernel uses `64 + k` registers per
+# thread.
+#
+# With the lessons' assumed DRAM latency `ASSUMED_DRAM_LATENCY_S`, what is the **smallest** whole
+# `k` for which the warps that fit on an SM hold at least the bytes in flight per SM that
+# Little's law asks of the H200 (section 2)? Count a warp's bytes in flight as 32 lanes x 4 bytes
+# x `k`; section 4 says how many warps fit. Store it in `k`.
 
 # %%
 from course_lib.latency import littles_law
 
-raise NotImplementedError("exercise 01.7: loads in flight for the warps that fit")
+raise NotImplementedError("exercise 01.7: loads in flight, when each one holds a register")
+print(f"k = {k}: {occupancy(256, 64 + k, 0, 'H200').warps_per_sm} warps per SM resident")
 check("01.7", k)

@@ -14,10 +14,10 @@
 #
 # Seven exercises on lesson 03: a prediction, a computation on a real accelerator, an exploration
 # with the cache simulator, a function to write, a memory system to size, a pipeline to diagnose
-# and a padding to choose. Put your answer in each exercise cell where it says
-# `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint.
-# `hint("03.2", 2)` shows the next hint.
+# and a padding that must serve a cache and the shared-memory banks at once. Put your answer in
+# each exercise cell where it says `NotImplementedError` and run the cell. `check` prints one line
+# when the answer is right; otherwise it shows your value, the form the answer should take and a
+# first hint. `hint("03.2", 2)` shows the next hint.
 #
 # Catalog figures: `get_accelerator(name).mem_bandwidth` (bytes/s), `.peak("bf16")` (FLOP/s),
 # `.sm_count`, `.host_link_bandwidth` (bytes/s, both directions together).
@@ -108,36 +108,52 @@ check("03.5", stacks)
 # %% [markdown]
 # ### Exercise 03.6 (diagnose): which change pays in a double-buffered kernel?
 #
-# A profile of a double-buffered kernel shows 12 tiles, each with a copy of 1.3 µs and a compute
-# of 0.9 µs, two buffers. Three changes are on the table:
+# A matmul kernel copies each tile's slices of A and B (the two are the same size) while it
+# computes the tile before, with two buffers. The profile of one block over its 12 tiles is
+# printed below, in µs. Four changes are on the table:
 #
 # - `"third buffer"`: three buffers instead of two;
-# - `"faster math"`: a compute twice as fast (1.3 µs copy, 0.45 µs compute);
-# - `"fp8 inputs"`: inputs stored in FP8 halve the copy, but each tile must then dequantize them,
-#   which adds 0.2 µs to its compute.
+# - `"faster math"`: a compute twice as fast;
+# - `"fp8 inputs"`: A and B stored in FP8 halve the bytes each copy reads, but each tile must then
+#   dequantize them to BF16 for the same math, which adds 0.3 µs to its compute;
+# - `"multicast"`: blocks run in clusters of two that need the same A slices; one TMA multicast
+#   load reads each A slice once for both blocks, so each block's copy reads half of A's bytes
+#   (and all of B's).
 #
-# **Diagnose first** with `pipeline_timeline(12, 1.3e-6, 0.9e-6, 2)` (from `course_lib.memory`):
-# which unit is busy all the time? Then choose the change that shortens the run most, measuring
-# each with `pipeline_timeline(n_tiles, t_copy_s, t_compute_s, buffers).total_s`.
+# A copy's time is proportional to the bytes it reads; each change alters only what it says.
+# **Diagnose first** from the profile: how
+# long is each tile's copy and compute, and which unit waits for the other? Then choose the change
+# that shortens the run most (section 5's pipeline model). Store it in `change`.
 
 # %%
 from course_lib.memory import pipeline_timeline
 
-as_is = pipeline_timeline(12, 1.3e-6, 0.9e-6, 2)
-print(f"as is: {as_is.total_s * 1e6:.2f} us, compute busy {as_is.compute_busy_fraction:.0%} of the run")
+profile = pipeline_timeline(12, 1.3e-6, 0.9e-6, 2)
+print("tile  copy start  copy end  compute start  compute end   (µs)")
+for i in range(4):
+    print(f"{i:4d}  {profile.copy_start_s[i] * 1e6:10.2f}  {profile.copy_end_s[i] * 1e6:8.2f}  "
+          f"{profile.compute_start_s[i] * 1e6:13.2f}  {profile.compute_end_s[i] * 1e6:11.2f}")
+print(f"...  the run ends at {profile.total_s * 1e6:.2f} µs")
 raise NotImplementedError("exercise 03.6: which change pays in a double-buffered kernel?")
 check("03.6", change)
 
 # %% [markdown]
-# ### Exercise 03.7 (design): pad the rows so that a column walk stops thrashing
+# ### Exercise 03.7 (design): one padding for the cache and the banks
 #
 # A kernel walks the first 64 columns of a row-major float32 matrix of 64 rows and 1024 columns,
 # column by column: for `j` in 0 to 63, for `i` in 0 to 63, it reads `a[i, j]`. Each row may be
 # padded by `pad` unused floats, so `a[i, j]` sits at byte address `4 * (i * (1024 + pad) + j)`.
-# The walk runs through a 32 KiB, 4-way LRU cache with 128-byte lines
-# (`simulate_cache(addresses, 32 * 1024, 128, 4)`). Choose the **smallest** `pad` (an integer number of
-# floats, 0 or more) for which the walk's hit rate reaches 0.9.
+# The walk runs through a 32 KiB, 4-way LRU cache with 128-byte lines (section 2), and its hit
+# rate must reach **0.9**. Two more rules bind the same `pad`:
+#
+# - another kernel reads the rows with 16-byte (float4) loads, so every row must start on a
+#   16-byte boundary: `pad` is a multiple of 4;
+# - a third kernel stages the first 32 rows in shared memory with the same padded row length
+#   (`1024 + pad` words per row), and a warp reads one column of them, lane `t` from row `t`:
+#   that read may meet **at most a 4-way** bank conflict (section 4).
+#
+# Choose the **smallest** `pad` (a multiple of 4, 0 or more) that meets all three. Store it in `pad`.
 
 # %%
-raise NotImplementedError("exercise 03.7: pad the rows so that a column walk stops thrashing")
+raise NotImplementedError("exercise 03.7: one padding for the cache and the banks")
 check("03.7", pad)

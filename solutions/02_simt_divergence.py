@@ -13,10 +13,11 @@
 # # 02 · Exercises: SIMT, divergence and coalescing
 #
 # Six exercises on lesson 02: a prediction, a computation on a real accelerator, an exploration
-# with the SIMT simulator, a function to write, a profile to diagnose and a reorder to decide on.
-# Put your answer in each exercise cell where it says `NotImplementedError` and run the cell.
-# `check` prints one line when the answer is right; otherwise it shows your value, the form the
-# answer should take and a first hint. `hint("02.3", 2)` shows the next hint.
+# with the SIMT simulator, a function to write, and two designs (a block shape that keeps its
+# loads coalesced, the path length at which a sort pays). Put your answer in each exercise cell
+# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
+# right; otherwise it shows your value, the form the answer should take and a first hint.
+# `hint("02.3", 2)` shows the next hint.
 
 # %%
 import numpy as np
@@ -98,56 +99,83 @@ def sectors_touched(addresses, bytes_per_access):
 check("02.4", sectors_touched)
 
 # %% [markdown]
-# ### Exercise 02.5 (diagnose): a column read that crawls
+# ### Exercise 02.5 (design): how narrow can a block be and still read coalesced?
 #
-# A kernel reads a row-major float32 matrix `a` with 1000 columns, one element per thread:
-# `row = tid % 32; col = tid // 32; x = a[row * 1000 + col]`. The profiler says its load moves far
-# more sectors than it needs. `column_read_addresses("as is")` (from
-# `course_lib.exercise_checks.ex_02`) returns one warp's byte addresses and the bytes per access, as
-# a profiler would record them; `coalescing(addresses, size)` counts the sectors. **Diagnose first**:
-# how far apart are neighbouring lanes? Then choose the one change that makes the load coalesced:
+# A kernel reads rows 0 to 63 and columns 0 to 255 of a row-major float32 matrix that has
+# **1002 columns** and starts at byte address 0, one element per thread. It runs 256-thread blocks shaped `w` threads wide and
+# `256 // w` rows tall, tiling those 64 x 256 elements exactly: thread `(tx, ty)` of the block in
+# block row `by` and block column `bx` reads `a[by * (256 // w) + ty, bx * w + tx]`. Inside a block
+# `tid = ty * w + tx`, and each warp is 32 consecutive `tid`s. For its column sums the kernel wants
+# blocks as narrow (as tall) as possible, but its loads must stay close to coalesced: **averaged
+# over every warp of the launch, a warp's load may move at most 1.5 times the 128 bytes it
+# requests**.
 #
-# - `"swap"`: map `row = tid // 32; col = tid % 32` instead;
-# - `"pad"`: pad every row to 1024 columns;
-# - `"half"`: store the matrix as float16;
-# - `"blocks"`: launch 256-thread blocks instead of 128.
-#
-# `column_read_addresses(rewrite)` gives the addresses after each change, so you can check your
-# diagnosis with the simulator.
+# Decide the **smallest** width `w` (a whole number; 256 threads must make whole rows of `w`, and
+# a block may not be taller than 64 rows) that meets the target. Section 6's model says which
+# bytes a warp's load moves. Store it in `w`.
 
 # %%
-from course_lib.exercise_checks.ex_02 import column_read_addresses
 from course_lib.simt import coalescing
 
-addresses, size = column_read_addresses("as is")
-print(f"as is: lanes {addresses[1] - addresses[0]} bytes apart, "
-      f"{coalescing(addresses, size).n_sectors} sectors for {32 * size} bytes requested")
 ### BEGIN SOLUTION
-sectors = {r: coalescing(*column_read_addresses(r)).n_sectors for r in ("swap", "pad", "half", "blocks")}
-fix = min(sectors, key=sectors.get)
+def moved_per_requested(w):
+    """Mean sectors x 32 bytes per warp over the launch, against the 128 bytes a warp requests."""
+    h = 256 // w
+    tid = np.arange(256)
+    tx, ty = tid % w, tid // w
+    sectors = [coalescing(4 * warp, 4).n_sectors
+               for by in range(64 // h) for bx in range(256 // w)
+               for warp in ((by * h + ty) * 1002 + bx * w + tx).reshape(-1, 32)]
+    return np.mean(sectors) * 32 / 128
+
+
+w = next(w for w in (4, 8, 16, 32, 64, 128, 256) if moved_per_requested(w) <= 1.5)
 ### END SOLUTION
-check("02.5", fix)
+check("02.5", w)
 
 # %% [markdown]
-# ### Exercise 02.6 (decide): is a rare branch worth a sort?
+# ### Exercise 02.6 (design): how long must a rare path be before sorting pays?
 #
-# 4096 particles arrive in the order `particle_kinds()` gives: about 1 in 130 needs a long path of
-# 60 instructions, the rest a short path of 10 (`particle_kernel()` is that branch, for `run_simt`,
-# with the kinds passed as `inputs={"kind": kinds}`). Grouping the particles by kind first (a sort
-# of their indices) makes the warps uniform, but the sort costs instructions of its own, the same
-# in every thread. **Predict first**: does a sort that costs 20 instructions per thread pay?
-# Then measure with the simulator and answer the **break-even cost**: the per-thread cost of the
-# sort at which both orders issue the same number of instructions per warp.
+# 4096 particles arrive in the order `kinds` below: about 1 in 130 needs a long path of `L`
+# instructions, the rest a short path of 10 (`particle_kernel(L)` is that branch for section 2's
+# SIMT simulator, with the kinds passed as `inputs={"kind": kinds}`). Grouping the particles by
+# kind first (`np.sort(kinds)`: the long ones last) makes most warps uniform, but the sort that
+# groups them costs **9 instructions per thread**, the same in every thread.
+#
+# **Predict first**: for the long path of 60, does the sort pay? Then decide the **shortest** long
+# path `L` (a whole number of instructions from 1 to 1000) for which the grouped run, sort
+# included, issues no more instructions per warp than the arrival order, counting issues as
+# section 2's simulator does. Store it in `shortest`.
 
 # %%
-from course_lib.exercise_checks.ex_02 import particle_kernel, particle_kinds
+from course_lib.simt import If
 
-kinds = particle_kinds()
+kinds = np.random.default_rng(2026).random(4096) < 0.01
+
+
+def particle_kernel(long_path):
+    """One branch on the particle's kind: ``long_path`` instructions, or 10 of them."""
+    return [If(lambda v: v["kind"][v["tid"]],
+               then=[Let("a", lambda v: v["tid"] + 1) for _ in range(long_path)],
+               orelse=[Let("a", lambda v: v["tid"] + 2) for _ in range(10)])]
+
+
 print(f"{kinds.sum()} of {kinds.size} particles take the long path")
 ### BEGIN SOLUTION
-as_is = run_simt(particle_kernel(), kinds.size, inputs={"kind": kinds})
-grouped = run_simt(particle_kernel(), kinds.size, inputs={"kind": np.sort(kinds)})
-break_even = as_is.issued / as_is.n_warps - grouped.issued / grouped.n_warps
+def issues_per_warp(order, long_path):
+    result = run_simt(particle_kernel(long_path), order.size, inputs={"kind": order})
+    return result.issued / result.n_warps
+
+
+def sort_pays(long_path):
+    # a uniform instruction per thread is one issue per warp: the sort adds 9 issues to every warp
+    return issues_per_warp(np.sort(kinds), long_path) + 9 <= issues_per_warp(kinds, long_path)
+
+
+lo, hi = 1, 1000                     # the saving grows with the long path: bisect
+while lo < hi:
+    mid = (lo + hi) // 2
+    lo, hi = (lo, mid) if sort_pays(mid) else (mid + 1, hi)
+shortest = lo
 ### END SOLUTION
-print(f"the sort pays while it costs under {break_even:.1f} instructions per thread")
-check("02.6", break_even)
+check("02.6", shortest)

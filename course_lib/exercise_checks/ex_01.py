@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercise_checks._decision import OptimumExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import (H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy, register_pressure,
@@ -184,37 +185,71 @@ def _spill_cap_wrong() -> dict:
     return {k: v for k, v in wrong.items() if v != right}
 # --- 01.6 (design): the register budget that still hides the latency ---------------------------
 
-#: 01.6's kernel: C compute cycles between loads of L cycles, 128-thread blocks, 12 KiB of shared
-#: memory per block, on an H100 SXM (four schedulers per SM).
+#: 01.6's kernel (task data): each warp computes C cycles, then waits L cycles for a load;
+#: 128-thread blocks with 12 KiB of shared memory each, on an H100 SXM (four schedulers per SM,
+#: lesson 01 section 3).
 BUDGET_C, BUDGET_L, BUDGET_THREADS, BUDGET_SMEM = 60, 500, 128, 12 * 1024
-BUDGET_TARGET = 0.9
+BUDGET_TARGET, BUDGET_SCHEDULERS = 0.9, 4
 
 ONE_SCHEDULER = Misconception(
     "one-scheduler-per-sm", "The warps one scheduler needs taken for the whole SM: an H100 SM has "
     "four schedulers, and each needs its own warps to switch between.", "01", _SIM,
-    "Run simulate_latency_hiding with schedulers=4, one per sub-partition.")
+    "Section 3 ends with the H100's four schedulers: run the simulator with all of them.")
 PLAIN_REGISTER_DIVISION = Misconception(
     "register-budget-plain-division", "The register budget from a plain division of the register "
     "file by the warps needed: warps come in whole blocks, and each warp's registers in allocation "
     "units from one sub-partition.", "01", _OCC,
-    "Try your register count in occupancy(...) and read warps_per_sm: does it keep the warps you need?")
+    "Put your register count into section 4's occupancy model: how many warps does it really let in?")
+BLOCKS_ROUNDED_DOWN = Misconception(
+    "warps-rounded-down-to-blocks", "The warps needed rounded down to whole blocks (32 warps, 8 "
+    "blocks): the SM then falls just short of the target; a fraction of a block is a whole block.",
+    "01", _OCC, "Check the utilisation the simulator gives at the warps your register count lets in.")
 
 
 @functools.lru_cache(maxsize=None)      # a simulated sweep: each check and test asks again
-def _warps_needed(schedulers=4, target=BUDGET_TARGET) -> int:
-    sweep = simulate_latency_hiding(np.arange(1, 65), BUDGET_C, BUDGET_L, schedulers=schedulers)
+def _budget_sweep(schedulers=BUDGET_SCHEDULERS):
+    return simulate_latency_hiding(np.arange(1, 65), BUDGET_C, BUDGET_L, schedulers=schedulers)
+
+
+def _budget_utilisation(warps, schedulers=BUDGET_SCHEDULERS) -> float:
+    """Simulated utilisation of the SM with ``warps`` resident warps (0 warps: nothing runs)."""
+    if warps < 1:
+        return 0.0
+    return float(_budget_sweep(schedulers).utilisation[warps - 1])
+
+
+@functools.lru_cache(maxsize=None)
+def _budget_warps(registers) -> int:
+    return occupancy(BUDGET_THREADS, registers, BUDGET_SMEM, "H100 SXM").warps_per_sm
+
+
+def _warps_needed(schedulers=BUDGET_SCHEDULERS, target=BUDGET_TARGET) -> int:
+    sweep = _budget_sweep(schedulers)
     reaches = sweep.utilisation >= target - 1e-12
     if not reaches.any():
         raise RuntimeError("01.6: the target is out of reach of 64 warps")
     return int(sweep.n_warps[np.argmax(reaches)])
 
 
-@functools.lru_cache(maxsize=None)      # 255 occupancy calls per question
+def _budget_feasible(registers) -> str | None:
+    """None when ``registers`` per thread keep the SM at the target; else why not, in numbers."""
+    limit = get_accelerator("H100 SXM").max_registers_per_thread
+    if not 1 <= registers <= limit:
+        return f"a thread may use 1 to {limit} registers, not {registers}"
+    warps = _budget_warps(registers)
+    busy = _budget_utilisation(warps)
+    if busy < BUDGET_TARGET - 1e-12:
+        return (f"{registers} registers per thread let {warps} warps per SM in "
+                f"({warps // (BUDGET_THREADS // 32)} blocks), whose utilisation is {busy:.3f}, under "
+                f"the {BUDGET_TARGET} target")
+    return None
+
+
+@functools.lru_cache(maxsize=None)      # at most 255 occupancy calls per question
 def _largest_registers(warps, file_scale=1) -> int:
     """The most registers per thread whose occupancy keeps ``warps`` warps per SM resident."""
     acc = get_accelerator("H100 SXM")
-    fits = []
-    for r in range(1, acc.max_registers_per_thread + 1):
+    for r in range(acc.max_registers_per_thread, 0, -1):
         occ = occupancy(BUDGET_THREADS, r, BUDGET_SMEM, "H100 SXM")
         if file_scale == 1:
             resident = occ.warps_per_sm
@@ -223,10 +258,8 @@ def _largest_registers(warps, file_scale=1) -> int:
             blocks = min(by_regs, *(v for k, v in occ.block_limits.items() if k != "registers"))
             resident = blocks * occ.warps_per_block
         if resident >= warps:
-            fits.append(r)
-    if not fits:
-        raise RuntimeError("01.6: no register count keeps enough warps")
-    return max(fits)
+            return r
+    raise RuntimeError("01.6: no register count keeps enough warps")
 
 
 def _register_budget() -> int:
@@ -235,52 +268,99 @@ def _register_budget() -> int:
 
 def _register_budget_wrong() -> dict:
     need = _warps_needed()
-    return {ONE_SCHEDULER: _largest_registers(_warps_needed(schedulers=1)),
-            FULL_NOT_90: _largest_registers(_warps_needed(target=1.0)),
-            PLAIN_REGISTER_DIVISION: get_accelerator("H100 SXM").registers_per_sm // (need * 32),
-            shared("registers-256k", "01", "Misconceptions"): _largest_registers(need, file_scale=4)}
+    per_block = BUDGET_THREADS // 32
+    wrong = {ONE_SCHEDULER: _largest_registers(_warps_needed(schedulers=1)),
+             FULL_NOT_90: _largest_registers(_warps_needed(target=1.0)),
+             BLOCKS_ROUNDED_DOWN: _largest_registers(need // per_block * per_block),
+             PLAIN_REGISTER_DIVISION: get_accelerator("H100 SXM").registers_per_sm // (need * 32),
+             shared("registers-256k", "01", "Misconceptions"): _largest_registers(need, file_scale=4)}
+    right = _register_budget()
+    return {k: v for k, v in wrong.items() if v != right}
 
 
-# --- 01.7 (design): loads in flight per thread for the warps that fit ---------------------------
+# --- 01.7 (design): loads in flight per thread, when each load holds a register -----------------
 
-#: 01.7's streaming kernel: 256-thread blocks, 96 registers per thread, no shared memory, one
-#: 4-byte load per element, on an H100 SXM.
-STREAM_THREADS, STREAM_REGISTERS, STREAM_LOAD_BYTES = 256, 96, 4
+#: 01.7's streaming kernel (task data): 256-thread blocks, 64 registers per thread before its
+#: loads, no shared memory, 4-byte loads, on an H200; each load in flight holds one more register
+#: (its destination) until the data arrives, so k loads in flight use 64 + k registers per thread.
+STREAM_ACCELERATOR, STREAM_THREADS, STREAM_BASE_REGISTERS, STREAM_LOAD_BYTES = "H200", 256, 64, 4
 
 OCCUPANCY_IGNORED = Misconception(
     "max-warps-not-resident", "The SM's maximum warps where the warps this kernel keeps resident "
     "were asked: its registers let fewer warps in, and each must carry more loads.", "01", _OCC,
-    "Read warps_per_sm from occupancy(...) for this kernel, not max_warps_per_sm.")
+    "Work out how many warps this kernel's registers let in before you share out the bytes.")
+REGISTER_COST_IGNORED = Misconception(
+    "loads-in-flight-cost-no-registers", "The warps resident at 64 registers kept while k grows: "
+    "each load in flight holds a register, so more loads in flight mean fewer resident warps.",
+    "01", _OCC, "Recount the resident warps at 64 + k registers per thread for your k.")
 LOADS_ROUNDED_DOWN = Misconception(
     "loads-rounded-down", "The loads per thread rounded down: a thread issues whole loads, and one "
     "fewer than the quotient leaves the bus short of bytes in flight.", "01", _LITTLE,
-    "Check your k: is littles_law(..., loads_in_flight_per_thread=k).warps_needed_per_sm at most "
-    "the resident warps?")
+    "Multiply back: resident warps x 32 lanes x 4 bytes x k must reach the bytes per SM.")
 LANES_FORGOTTEN = Misconception(
     "warp-bytes-one-lane", "One thread's bytes counted for a whole warp: a warp's load moves 32 "
     "lanes' worth.", "01", _LITTLE, "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
 
 
-def _stream_terms():
-    occ = occupancy(STREAM_THREADS, STREAM_REGISTERS, 0, "H100 SXM")
-    law = littles_law("H100 SXM", bytes_per_thread=STREAM_LOAD_BYTES)
-    return occ, law, law.bytes_in_flight_per_sm / STREAM_LOAD_BYTES
+def _stream_need() -> float:
+    """Bytes per SM that Little's law asks of the H200 at the lessons' assumed latency."""
+    return littles_law(STREAM_ACCELERATOR).bytes_in_flight_per_sm
 
 
+@functools.lru_cache(maxsize=None)
+def _stream_warps(registers) -> int:
+    return occupancy(STREAM_THREADS, registers, 0, STREAM_ACCELERATOR).warps_per_sm
+
+
+def _stream_feasible(k) -> str | None:
+    """None when k loads in flight per thread cover Little's law; else why not, in numbers."""
+    if k < 1:
+        return f"a thread keeps at least one load in flight, not {k}"
+    registers = STREAM_BASE_REGISTERS + k
+    limit = get_accelerator(STREAM_ACCELERATOR).max_registers_per_thread
+    if registers > limit:
+        return f"k = {k} needs {registers} registers per thread, over the {limit} a thread may use"
+    warps = _stream_warps(registers)
+    held = warps * 32 * STREAM_LOAD_BYTES * k
+    need = _stream_need()
+    if held < need:
+        return (f"k = {k} uses {registers} registers per thread, which let {warps} warps per SM in; "
+                f"they hold {held / 1e3:.2f} kB in flight, short of the {need / 1e3:.2f} kB per SM "
+                f"Little's law asks")
+    return None
+
+
+def _smallest_loads(warps_for=None, lanes=32, scale=1.0):
+    """Smallest k whose resident warps hold the bytes per SM (None past the register limit);
+    ``warps_for(k)`` replaces the model of resident warps (a known mistake), ``scale`` the bytes."""
+    need = _stream_need() * scale
+    limit = get_accelerator(STREAM_ACCELERATOR).max_registers_per_thread
+    for k in range(1, limit - STREAM_BASE_REGISTERS + 1):
+        warps = warps_for(k) if warps_for else _stream_warps(STREAM_BASE_REGISTERS + k)
+        if warps * lanes * STREAM_LOAD_BYTES * k >= need:
+            return k
+    return None
+
+
+@functools.lru_cache(maxsize=None)
 def _loads_in_flight() -> int:
-    occ, law, per_sm_loads = _stream_terms()
-    k = int(np.ceil(per_sm_loads / (occ.warps_per_sm * 32)))
-    assert littles_law("H100 SXM", bytes_per_thread=STREAM_LOAD_BYTES,
-                       loads_in_flight_per_thread=k).warps_needed_per_sm <= occ.warps_per_sm
+    k = _smallest_loads()
+    if k is None:
+        raise RuntimeError("01.7: no k within the register limit holds the bytes in flight")
     return k
 
 
 def _loads_in_flight_wrong() -> dict:
-    occ, law, per_sm_loads = _stream_terms()
-    return {OCCUPANCY_IGNORED: int(np.ceil(per_sm_loads / (occ.max_warps_per_sm * 32))),
-            LOADS_ROUNDED_DOWN: int(np.floor(per_sm_loads / (occ.warps_per_sm * 32))),
-            LANES_FORGOTTEN: int(np.ceil(per_sm_loads / occ.warps_per_sm)),
-            PER_GPU: int(np.ceil(per_sm_loads * law.sm_count / (occ.warps_per_sm * 32)))}
+    acc = get_accelerator(STREAM_ACCELERATOR)
+    right = _loads_in_flight()
+    base = _stream_warps(STREAM_BASE_REGISTERS)
+    at_right = _stream_warps(STREAM_BASE_REGISTERS + right)
+    wrong = {REGISTER_COST_IGNORED: _smallest_loads(lambda k: base),
+             OCCUPANCY_IGNORED: _smallest_loads(lambda k: acc.max_warps_per_sm),
+             LOADS_ROUNDED_DOWN: int(np.floor(_stream_need() / (at_right * 32 * STREAM_LOAD_BYTES))),
+             LANES_FORGOTTEN: _smallest_loads(lanes=1),
+             PER_GPU: _smallest_loads(scale=acc.sm_count)}
+    return {k: v for k, v in wrong.items() if v is not None and v != right}
 
 
 EXERCISES = [
@@ -329,22 +409,28 @@ EXERCISES = [
                ".shared_mem_allocated_per_block, which includes the reserved 1 KiB).",
                "Among the caps whose spills fit, take the one with the most warps; on a tie, the "
                "larger cap spills less.")),
-    ValueExercise(
-        "01.6", expected=_register_budget, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_register_budget_wrong, concepts=("latency-hiding", "occupancy"),
-        form="an integer: the most registers per thread that keep 90 % utilisation (exact)",
-        hints=("Two steps: how many warps per SM reach 0.9 (the simulator, with the SM's schedulers), "
-               "then how many registers still let that many warps in (occupancy).",
-               "An H100 SM has four schedulers; warps come in whole 128-thread blocks of 4 warps.",
-               "Sweep r over 1 to 255 with occupancy(128, r, 12 * 1024) and keep the largest r whose "
-               "warps_per_sm reaches the warps you need.")),
-    ValueExercise(
-        "01.7", expected=_loads_in_flight, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_loads_in_flight_wrong, concepts=("littles-law", "occupancy"),
-        form="an integer: the fewest independent 4-byte loads in flight per thread (exact)",
-        hints=("First find how many warps this kernel keeps resident per SM: occupancy(256, 96, 0).",
-               "Little's law gives the bytes each SM must keep in flight; each resident warp must "
-               "carry its share of them, 32 lanes x 4 bytes x k.",
-               "Try k = 1, 2, ... in littles_law('H100 SXM', loads_in_flight_per_thread=k) until "
-               "warps_needed_per_sm is no more than the resident warps.")),
+    OptimumExercise(
+        "01.6", expected=_register_budget, feasible=_budget_feasible, goal="largest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_register_budget_wrong,
+        concepts=("latency-hiding", "occupancy"),
+        form="an integer: the most registers per thread (1 to 255) that keep the SM's utilisation at least 0.9",
+        hints=("Two models meet here: section 3's simulator says how many warps per SM hide the "
+               "latency; section 4's occupancy says how many warps a register count lets in.",
+               "Simulate the SM as the H100 has it (how many schedulers does section 3 give it?) and "
+               "find the fewest warps that reach 0.9; then find the largest register count whose "
+               "resident warps are at least that many.",
+               "Sanity check: one more register per thread than your answer must drop the SM under "
+               "90 %, and warps only come in whole blocks, so your count of resident warps is a "
+               "multiple of 4.")),
+    OptimumExercise(
+        "01.7", expected=_loads_in_flight, feasible=_stream_feasible, goal="smallest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_loads_in_flight_wrong,
+        concepts=("littles-law", "occupancy"),
+        form="an integer: the fewest independent 4-byte loads in flight per thread, k >= 1",
+        hints=("Little's law (section 2) gives the bytes each SM must keep in flight; the warps "
+               "resident on the SM (section 4) must hold them between them.",
+               "For each k, count the registers per thread (64 + k), the warps they let in, and "
+               "the bytes those warps hold: warps x 32 lanes x 4 bytes x k.",
+               "Sanity check: k - 1 must fall short of Little's law once you recount its warps, "
+               "and more loads per thread can mean fewer warps.")),
 ]

@@ -5,14 +5,17 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
-from course_lib._validate import check_choice, check_int
+from course_lib.exercise_checks._decision import OptimumExercise
+from course_lib._validate import check_int
 from course_lib.hardware import get_accelerator
 from course_lib.simt import If, Let, While, aos_addresses, coalescing, run_simt, soa_addresses
 
-__all__ = ["EXERCISES", "loop_kernel", "column_read_addresses", "particle_kernel", "particle_kinds"]
+__all__ = ["EXERCISES", "loop_kernel", "particle_kernel", "particle_kinds"]
 
 
 _HOW_BAD = "2. How bad can divergence get?"
@@ -136,89 +139,111 @@ def _sector_cases(rng) -> list:
     return cases
 
 
-# --- 02.5 (diagnose): a column read of a row-major matrix ---------------------------------------
+# --- 02.5 (design): the narrowest block whose loads stay coalesced ------------------------------
 
-_REWRITES = "3. Rewrites that avoid divergence"
-COLUMNS = 1000          # row-major float32 matrix, 1000 columns (no power of two: no lucky alignment)
+#: 02.5's launch (task data): 256-thread blocks w threads wide and 256 / w rows tall read rows
+#: 0..63 and columns 0..255 of a row-major float32 matrix of TILE_PITCH columns starting at byte 0,
+#: one element per thread: thread (tx, ty) of the block in block row R and block column C reads
+#: a[R (256 / w) + ty, C w + tx], with tid = ty w + tx and warps of 32 consecutive tids. Target:
+#: averaged over the launch's warps, sectors x 32 bytes at most MOVED_PER_REQUESTED x the 128
+#: bytes a warp requests.
+TILE_ROWS, TILE_COLS, TILE_PITCH, BLOCK_THREADS = 64, 256, 1002, 256
+MOVED_PER_REQUESTED = 1.5
 
-PAD_FOR_BANKS = Misconception(
-    "padding-fixes-coalescing", "Padding taken to fix a strided global load: padding a row moves "
-    "which shared-memory bank a column lands in (lesson 03), but in global memory the lanes are still "
-    "a whole row apart, one sector each.", "02", _COALESCING,
-    "Compute the 32 lanes' byte addresses with the padded row length and count their sectors.")
-NARROWER_ELEMENTS = Misconception(
-    "narrower-elements-fix-coalescing", "Narrower elements taken to fix a strided load: they shrink "
-    "the bytes requested, not the sectors moved, while each lane still sits in a sector of its own.",
-    "02", _COALESCING, "Count the sectors with 2-byte elements: how far apart are neighbouring lanes?")
-BLOCK_SIZE_COALESCES = Misconception(
-    "block-size-fixes-coalescing", "The block size taken to change one warp's access: it changes how "
-    "many warps run, not which addresses the 32 lanes of one warp touch.", "02", _COALESCING,
-    "Write down lane 0's and lane 1's addresses before and after the change.")
-
-
-def column_read_addresses(rewrite: str = "as is", warp: int = 0) -> tuple[np.ndarray, int]:
-    """(byte addresses, bytes per access) of one warp's load in exercise 02.5, as is or rewritten.
-
-    As written: ``row = tid % 32; col = tid // 32; x = a[row * n + col]`` on a row-major
-    float32 matrix with ``n = 1000`` columns. ``rewrite``: 'swap' (``row = tid // 32;
-    col = tid % 32``), 'pad' (rows padded to 1024 columns), 'half' (float16 elements) or 'blocks'
-    (256-thread blocks instead of 128: the same mapping of ``tid``).
-    """
-    rewrite = check_choice("rewrite", rewrite, ("as is",) + _COLUMN_REWRITES)
-    warp = check_int("warp", warp, min_value=0, max_value=COLUMNS - 1)
-    tid = warp * 32 + np.arange(32)
-    n, size = COLUMNS, 4
-    row, col = tid % 32, tid // 32
-    if rewrite == "swap":
-        row, col = tid // 32, tid % 32
-    elif rewrite == "pad":
-        n = 1024
-    elif rewrite == "half":
-        size = 2
-    elif rewrite not in ("as is", "blocks"):
-        raise ValueError(f"rewrite must be one of {_COLUMN_REWRITES} or 'as is', got {rewrite!r}")
-    return (row * n + col) * size, size
+ROWS_ALIGNED = Misconception(
+    "rows-assumed-aligned", "Every row taken to start on a 32-byte sector boundary: a row of 1002 "
+    "floats is 4008 bytes, not a multiple of 32, so most rows start inside a sector and a short row "
+    "segment straddles two.", "02", _COALESCING,
+    "Print the byte address of a[i, 0] for rows 0 to 3, modulo 32: where in its sector does each row start?")
+ONE_ROW_PER_WARP = Misconception(
+    "warp-must-read-one-row", "A warp taken to need 32 consecutive floats of one row: memory moves "
+    "32-byte sectors, so a warp split over a few rows can do, as long as each piece does not touch "
+    "too many sectors.", "02", _COALESCING,
+    "Count the sectors of one warp for a narrower block, row piece by row piece.")
 
 
-_COLUMN_REWRITES = ("swap", "pad", "half", "blocks")
+def _block_sectors_per_warp(width, pitch=TILE_PITCH, moved=True) -> float:
+    """Mean sectors (or, with ``moved=False``, requested bytes / 32) per warp over 02.5's launch."""
+    height = BLOCK_THREADS // width
+    tid = np.arange(BLOCK_THREADS)
+    tx, ty = tid % width, tid // width
+    counts = []
+    for block_row in range(TILE_ROWS // height):
+        for block_col in range(TILE_COLS // width):
+            elements = (block_row * height + ty) * pitch + block_col * width + tx
+            for warp in elements.reshape(-1, 32):
+                use = coalescing(warp * 4, 4)
+                counts.append(use.n_sectors if moved else use.bytes_requested / 32)
+    return float(np.mean(counts))
 
 
-def _sectors_after(rewrite: str) -> int:
-    addresses, size = column_read_addresses(rewrite)
-    return coalescing(addresses, size).n_sectors
+def _block_width_problem(width) -> str | None:
+    if width < 1 or BLOCK_THREADS % width:
+        return f"256 threads do not make whole rows of {width} threads"
+    if BLOCK_THREADS // width > TILE_ROWS:
+        return f"a block {width} wide is {BLOCK_THREADS // width} rows tall, taller than the {TILE_ROWS} rows read"
+    if width > TILE_COLS:
+        return f"a block {width} wide is wider than the {TILE_COLS} columns read"
+    return None
 
 
-def _best_rewrite() -> str:
-    sectors = {r: _sectors_after(r) for r in _COLUMN_REWRITES}
-    best = min(sectors.values())
-    winners = [r for r, n in sectors.items() if n == best]
-    if len(winners) != 1:
-        raise RuntimeError(f"02.5 must have one best rewrite, got {winners}")
-    return winners[0]
+@functools.lru_cache(maxsize=None)      # 512 warps' sectors per width
+def _block_feasible(width, pitch=TILE_PITCH, moved=True) -> str | None:
+    """None when blocks ``width`` threads wide keep the loads within the target; else why not."""
+    problem = _block_width_problem(width)
+    if problem:
+        return problem
+    sectors = _block_sectors_per_warp(width, pitch, moved)
+    if sectors * 32 > MOVED_PER_REQUESTED * 128 + 1e-9:
+        return (f"blocks {width} wide move {sectors:.2f} sectors ({sectors * 32:.0f} bytes) per warp on "
+                f"average for the 128 bytes a warp requests, {sectors / 4:.2f} times, over "
+                f"{MOVED_PER_REQUESTED}")
+    return None
 
 
-def _rewrite_wrong() -> dict:
-    return {PAD_FOR_BANKS: "pad", NARROWER_ELEMENTS: "half", BLOCK_SIZE_COALESCES: "blocks"}
+def _narrowest(pitch=TILE_PITCH, moved=True) -> int:
+    for width in range(1, BLOCK_THREADS + 1):
+        if _block_feasible(width, pitch, moved) is None:
+            return width
+    raise RuntimeError("02.5: no block width meets the target")
 
 
-# --- 02.6 (decide): does grouping rare long work by branch pay for its sort? --------------------
+def _narrowest_block() -> int:
+    return _narrowest()
+
+
+def _narrowest_block_wrong() -> dict:
+    right = _narrowest()
+    wrong = {ROWS_ALIGNED: _narrowest(pitch=TILE_COLS * 4),        # a pitch whose rows start on sectors
+             REQUESTED_NOT_MOVED: _narrowest(moved=False),
+             ONE_ROW_PER_WARP: 32}
+    return {k: v for k, v in wrong.items() if v != right}
+
+
+# --- 02.6 (design): how long must the rare path be before a sort pays? --------------------------
 
 RARE_BRANCH_CHEAP = Misconception(
     "rare-branch-is-cheap", "A rare branch taken to cost its rate times its length, counted per "
     "thread: a warp with even one lane on the long path issues the whole long path, so a branch that "
-    "1 thread in 100 takes stalls about one warp in four.", "02", _HOW_BAD,
-    "Count issued instructions per warp, with and without the reorder, as run_simt does.")
+    "1 thread in 130 takes stalls about one warp in five.", "02", _HOW_BAD,
+    "Count issued instructions per warp, with and without the grouping, in the SIMT simulator.")
 EVERY_WARP_DIVERGES = Misconception(
     "every-warp-diverges", "Every warp taken to diverge: with a rare branch most warps are uniform "
-    "and run the short path only, even before any reordering.", "02", _HOW_BAD,
+    "and run the short path only, even before any grouping.", "02", _HOW_BAD,
     "Simulate the arrival order as given; do not assume each warp runs both paths.")
-EFFICIENCY_NOT_COST = Misconception(
-    "efficiency-not-instructions", "A SIMT efficiency where a cost in instructions per thread was "
-    "asked: the break-even cost is a difference of issued instructions per warp.", "02", _REWRITES,
-    "Subtract the sorted run's issued instructions per warp from the unsorted run's.")
+SORT_COST_PER_LANE = Misconception(
+    "uniform-cost-times-32", "The sort's per-thread cost multiplied by 32 for a warp: an "
+    "instruction that every thread runs is one issue for the whole warp, not 32.", "02", "1. One instruction, many lanes",
+    "A warp issues each instruction once for its 32 lanes: compare issues per warp with issues per warp.")
+SAVING_TIMES_32 = Misconception(
+    "saving-times-32", "The issues saved per warp multiplied by 32 before comparing with the "
+    "per-thread cost: the saving and the cost are both counted in issues per warp already.", "02",
+    "1. One instruction, many lanes", "Keep both sides in issues per warp: one uniform instruction "
+    "per thread is one issue per warp.")
 
 PARTICLES = 4096
-LONG_PATH, SHORT_PATH = 60, 10
+SHORT_PATH = 10
+SORT_COST = 9           # instructions per thread, the same in every thread
 
 
 def particle_kinds() -> np.ndarray:
@@ -226,7 +251,7 @@ def particle_kinds() -> np.ndarray:
     return np.random.default_rng(2026).random(PARTICLES) < 0.01
 
 
-def particle_kernel(long_path: int = LONG_PATH, short_path: int = SHORT_PATH) -> list:
+def particle_kernel(long_path: int = 60, short_path: int = SHORT_PATH) -> list:
     """One branch on the particle's kind: ``long_path`` instructions or ``short_path`` of them."""
     long_path = check_int("long_path", long_path, min_value=1, max_value=1000)
     short_path = check_int("short_path", short_path, min_value=1, max_value=1000)
@@ -235,22 +260,68 @@ def particle_kernel(long_path: int = LONG_PATH, short_path: int = SHORT_PATH) ->
                orelse=[Let("a", lambda v: v["tid"] + 2) for _ in range(short_path)])]
 
 
-def _per_warp(kinds) -> float:
-    result = run_simt(particle_kernel(), PARTICLES, inputs={"kind": kinds})
+@functools.lru_cache(maxsize=None)      # two simulations per long path
+def _saving_per_warp(long_path) -> float:
+    """Issues per warp saved by grouping the particles by kind, for a long path of ``long_path``."""
+    kinds = particle_kinds()
+    per_warp = []
+    for order in (kinds, np.sort(kinds)):
+        result = run_simt(particle_kernel(long_path), PARTICLES, inputs={"kind": order})
+        per_warp.append(result.issued / result.n_warps)
+    return per_warp[0] - per_warp[1]
+
+
+def _sort_feasible(long_path) -> str | None:
+    """None when grouping pays for a sort of SORT_COST per thread; else why not, in numbers."""
+    if not 1 <= long_path <= 1000:
+        return f"the long path is 1 to 1000 instructions here, not {long_path}"
+    saving = _saving_per_warp(long_path)
+    if saving < SORT_COST:
+        return (f"with a long path of {long_path} instructions, grouping saves {saving:.2f} issues per "
+                f"warp, fewer than the sort's {SORT_COST} instructions per thread cost a warp")
+    return None
+
+
+def _shortest_paying_path() -> int:
+    lo, hi = 1, 1000                       # the saving grows with the long path: bisect
+    if _sort_feasible(hi):
+        raise RuntimeError("02.6: the sort never pays within 1000 instructions")
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _sort_feasible(mid) is None:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _issues_per_warp(order: str, long_path: int) -> float:
+    kinds = particle_kinds()
+    inputs = {"arrival": kinds, "grouped": np.sort(kinds),
+              "all diverge": np.arange(PARTICLES) % 32 == 0}[order]    # one long lane in every warp
+    result = run_simt(particle_kernel(long_path), PARTICLES, inputs={"kind": inputs})
     return result.issued / result.n_warps
 
 
-def _break_even() -> float:
-    kinds = particle_kinds()
-    return _per_warp(kinds) - _per_warp(np.sort(kinds))
+def _shortest_paying_path_wrong() -> dict:
+    # issues per warp are affine in the long path (each warp issues the short path, the long one
+    # or both): solve each mistaken inequality on the line through two simulated points
+    def line(f):
+        y1, y2 = f(100), f(200)
+        return (y2 - y1) / 100, y1 - 100 * (y2 - y1) / 100
 
+    def solve(need, slope, offset):
+        return max(1, int(np.ceil((need - offset) / slope - 1e-9)))
 
-def _break_even_wrong() -> dict:
-    kinds = particle_kinds()
-    unsorted = run_simt(particle_kernel(), PARTICLES, inputs={"kind": kinds})
-    return {RARE_BRANCH_CHEAP: float(kinds.mean()) * (LONG_PATH - SHORT_PATH),
-            EVERY_WARP_DIVERGES: float(LONG_PATH),
-            EFFICIENCY_NOT_COST: unsorted.simt_efficiency}
+    saving = line(_saving_per_warp)
+    diverging = line(lambda n: _issues_per_warp("all diverge", n) - _issues_per_warp("grouped", n))
+    rate = float(particle_kinds().mean())
+    right = _shortest_paying_path()
+    wrong = {SORT_COST_PER_LANE: solve(32 * SORT_COST, *saving),
+             SAVING_TIMES_32: solve(SORT_COST / 32, *saving),
+             RARE_BRANCH_CHEAP: SHORT_PATH + int(np.ceil(SORT_COST / rate - 1e-9)),
+             EVERY_WARP_DIVERGES: solve(SORT_COST, *diverging)}
+    return {k: v for k, v in wrong.items() if v != right}
 
 
 EXERCISES = [
@@ -284,21 +355,29 @@ EXERCISES = [
                "Its sectors run from a // 32 to (a + b - 1) // 32; an access may straddle two.",
                "Collect every lane's sectors in a set (or np.unique) and count them; lane order "
                "does not matter.")),
-    ChoiceExercise(
-        "02.5", expected=_best_rewrite, choices=_COLUMN_REWRITES, wrong_answers=_rewrite_wrong,
-        concepts=("coalescing",),
-        form="one of 'swap', 'pad', 'half' or 'blocks': the one change that makes the load coalesced",
-        hints=("Profile first: column_read_addresses('as is') gives one warp's byte addresses and "
-               "element size; coalescing() counts their sectors.",
-               "How many bytes apart are lane 0 and lane 1 as written? What would make them 4 apart?",
-               "Try each rewrite with column_read_addresses(rewrite) and keep the one that touches the "
-               "fewest sectors.")),
-    ValueExercise(
-        "02.6", expected=_break_even, rel_tol=1e-9, wrong_answers=_break_even_wrong,
+    OptimumExercise(
+        "02.5", expected=_narrowest_block, feasible=_block_feasible, goal="smallest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_narrowest_block_wrong, concepts=("coalescing",),
+        form="an integer: the block width w in threads (256 / w rows tall), the narrowest that meets "
+             "the target",
+        hints=("Section 6's model: a warp's load moves every 32-byte sector any of its lanes touches, "
+               "however few of the sector's bytes it uses.",
+               "For a width w, write each thread's element index from tid, group 32 consecutive "
+               "tids into a warp, and count each warp's sectors; average over every warp the "
+               "launch runs.",
+               "Sanity check: a row of this matrix is 4008 bytes. Does each row start on a sector "
+               "boundary, and what does that do to a short piece of a row?")),
+    OptimumExercise(
+        "02.6", expected=_shortest_paying_path, feasible=_sort_feasible, goal="smallest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_shortest_paying_path_wrong,
         concepts=("divergence", "simt-efficiency"),
-        form="a float: the break-even cost of the reorder, in instructions per thread (one uniform "
-             "instruction per thread costs each warp one issue)",
-        hints=("Run particle_kernel() over the given order and over np.sort(kinds); compare issued / n_warps.",
-               "Sorting puts the rare particles together, so only a few warps run the long path.",
-               "The reorder pays while its own cost per thread is below the issues per warp it saves.")),
+        form="an integer: the shortest long path, in instructions (1 to 1000), for which grouping "
+             "plus its sort issues no more instructions per warp than the arrival order",
+        hints=("Section 2: a warp issues a path if any of its lanes takes it; section 1: an "
+               "instruction every lane runs is issued once for the warp.",
+               "For a long path of L, simulate the arrival order and the grouped order and compare "
+               "their issues per warp; the sort adds its per-thread instructions to every warp of "
+               "the grouped run.",
+               "Sanity check: the saving grows with L, but only the few warps that hold a rare "
+               "particle save anything; the sort's cost is paid by every warp.")),
 ]

@@ -5,13 +5,16 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from course_lib._validate import check_choice, check_int
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercise_checks._decision import OptimumExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
-from course_lib.memory import (N_BANKS, BANK_BYTES, conflict_degree, copy_hidden, make_trace,
+from course_lib.memory import (N_BANKS, BANK_BYTES, column_read_conflict_degree, conflict_degree, copy_hidden, make_trace,
                                pipeline_timeline, simulate_cache, transfer_time_s)
 
 __all__ = ["EXERCISES", "WAYS_CHOICES", "conflict_trace", "pipeline_change", "column_walk_trace"]
@@ -50,10 +53,6 @@ SIX_WAYS = Misconception(
     "one-way-per-line", "Exactly as many ways as lines, assumed without checking the choices: "
     "the associativity must be one of the choices and reach the hit-rate target.", "03", _CACHES,
     "Run simulate_cache for each choice in WAYS_CHOICES and read the hit rates.")
-FITS_SO_HITS = Misconception(
-    "fits-so-hits", "Data that fits in the cache taken to hit: lines that map to one set evict each "
-    "other however empty the rest of the cache is.", "03", "Misconceptions",
-    "Work out which set each address falls into: addresses 4 KiB apart share few sets.")
 FULLY_ASSOCIATIVE = Misconception(
     "fully-associative-needed", "A fully associative cache (one set) where far fewer ways suffice.",
     "03", _CACHES, "The smallest choice that reaches the target is the answer; try them in order.")
@@ -202,16 +201,17 @@ def _stacks_wrong() -> dict:
     return {k: v for k, v in wrong.items() if v != right}
 # --- 03.6 (diagnose): a double-buffered kernel, and the change that pays -----------------------
 
-#: 03.6's profile: 12 tiles, copy and compute per tile (seconds), two buffers; FP8 inputs halve
-#: the copy and add a dequantization to the compute.
-PIPE_TILES, PIPE_COPY_S, PIPE_COMPUTE_S, PIPE_DEQUANT_S = 12, 1.3e-6, 0.9e-6, 0.2e-6
-PIPE_CHANGES = ("third buffer", "faster math", "fp8 inputs")
+#: 03.6's profile: 12 tiles, copy and compute per tile (seconds), two buffers. FP8 inputs halve
+#: the copy and add a dequantization to each tile's compute; multicast shares the A slice (as
+#: large as the B slice) between the two blocks of a cluster, so each block's copy reads half of A.
+PIPE_TILES, PIPE_COPY_S, PIPE_COMPUTE_S, PIPE_DEQUANT_S = 12, 1.3e-6, 0.9e-6, 0.3e-6
+PIPE_CHANGES = ("third buffer", "faster math", "fp8 inputs", "multicast")
 
 
 def pipeline_change(change: str):
     """03.6's pipeline after one change, as a ``PipelineTimeline``: 'as is', 'third buffer'
-    (three buffers), 'faster math' (compute halved) or 'fp8 inputs' (copy halved, compute plus
-    the dequantization)."""
+    (three buffers), 'faster math' (compute halved), 'fp8 inputs' (copy halved, compute plus
+    the dequantization) or 'multicast' (half of A's bytes: the copy falls to 3/4)."""
     change = check_choice("change", change, ("as is",) + tuple(PIPE_CHANGES))
     n, tc, tk, b = PIPE_TILES, PIPE_COPY_S, PIPE_COMPUTE_S, 2
     if change == "third buffer":
@@ -220,6 +220,8 @@ def pipeline_change(change: str):
         tk = tk / 2
     elif change == "fp8 inputs":
         tc, tk = tc / 2, tk + PIPE_DEQUANT_S
+    elif change == "multicast":
+        tc = tc * (0.5 * 0.5 + 0.5)          # A is half the bytes; a block now reads half of it
     elif change != "as is":
         raise ValueError(f"change must be 'as is' or one of {PIPE_CHANGES}, got {change!r}")
     return pipeline_timeline(n, tc, tk, b)
@@ -238,23 +240,33 @@ MORE_BUFFERS = Misconception(
     "more-buffers-hide-any-copy", "More buffers taken to hide a copy longer than the compute: "
     "buffers let copies run ahead, but the copy engine still needs t_copy per tile, so the pipeline "
     "runs at the slower of the two.", "03", _ASYNC,
-    "Compare the total_s of pipeline_timeline with buffers=3 and with buffers=2.")
+    "With two or more buffers, what sets the time per tile once the pipeline is full?")
 FASTER_MATH = Misconception(
     "faster-math-speeds-copy-bound", "Faster math taken to speed up a pipeline the copies bound: "
     "asynchronous copies make memory traffic free only while t_copy <= t_compute.", "03",
-    "Misconceptions", "Read compute_busy_fraction as is: is the compute unit the busy one?")
+    "Misconceptions", "Read the profile again: between tiles, which unit waits for the other?")
+BIGGEST_COPY_CUT = Misconception(
+    "biggest-cut-of-the-bottleneck", "The change that cuts the copy most taken as the best one: once "
+    "the copy is shorter than the compute, the compute sets the pace, and a change that lengthens "
+    "the compute loses what it gained.", "03", _ASYNC,
+    "For each change, work out both new times per tile, and ask which one is now the larger.")
 
 
 def _pipeline_change_wrong() -> dict:
-    return {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math"}
+    fastest_copy = min(PIPE_CHANGES, key=lambda c: pipeline_change(c).t_copy_s)
+    return {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math", BIGGEST_COPY_CUT: fastest_copy}
 
 
-# --- 03.7 (design): the smallest row padding that stops a column walk thrashing ----------------
+# --- 03.7 (design): the smallest aligned row padding that serves both the cache and the banks ---
 
 #: 03.7: a float32 matrix of WALK_ROWS rows of WALK_COLS columns (+ pad), walked column by
-#: column over its first WALK_WALKED columns, through a 32 KiB, 4-way cache of 128-byte lines.
+#: column over its first WALK_WALKED columns, through a 32 KiB, 4-way cache of 128-byte lines;
+#: the pad is a multiple of WALK_PAD_STEP floats, so every row stays 16-byte aligned for float4
+#: loads; its first 32 rows are also staged in shared memory with the same row length, where a
+#: warp reads one column (lane t, row t) with at most a WALK_MAX_CONFLICT-way bank conflict.
 WALK_ROWS, WALK_COLS, WALK_WALKED = 64, 1024, 64
 WALK_CACHE, WALK_LINE, WALK_WAYS, WALK_TARGET = 32 * 1024, 128, 4, 0.9
+WALK_PAD_STEP, WALK_MAX_CONFLICT = 4, 4
 
 
 def column_walk_trace(pad: int) -> np.ndarray:
@@ -264,34 +276,65 @@ def column_walk_trace(pad: int) -> np.ndarray:
     return ((i[None, :] * (WALK_COLS + pad) + j[:, None]) * 4).ravel()
 
 
+@functools.lru_cache(maxsize=None)      # one cache simulation per pad
 def _walk_hit_rate(pad: int) -> float:
     return simulate_cache(column_walk_trace(pad), WALK_CACHE, WALK_LINE, WALK_WAYS).hit_rate
 
 
-def _smallest_pad() -> int:
-    for pad in range(0, 65):
-        if _walk_hit_rate(pad) >= WALK_TARGET:
+def _pad_feasible(pad, banks=True, cache=True) -> str | None:
+    """None when ``pad`` keeps the rows aligned, the bank conflict and the walk within their
+    targets; else why not. ``banks`` / ``cache`` False leave that constraint out (a mistake)."""
+    if pad < 0 or pad > WALK_COLS:
+        return f"the pad is 0 to {WALK_COLS} floats, not {pad}"
+    if pad % WALK_PAD_STEP:
+        return f"a pad of {pad} floats leaves rows that are not 16-byte aligned"
+    degree = column_read_conflict_degree(WALK_COLS, pad)
+    if banks and degree > WALK_MAX_CONFLICT:
+        return (f"with a pad of {pad} floats a warp reading a column from shared memory meets "
+                f"{degree}-way bank conflicts, over the {WALK_MAX_CONFLICT}-way allowed")
+    rate = _walk_hit_rate(pad)
+    if cache and rate < WALK_TARGET:
+        return f"with a pad of {pad} floats the walk hits {rate:.1%} of the time, under {WALK_TARGET:.0%}"
+    return None
+
+
+def _smallest_pad(banks=True, cache=True) -> int:
+    for pad in range(0, WALK_COLS + 1, WALK_PAD_STEP):
+        if _pad_feasible(pad, banks, cache) is None:
             return pad
-    raise RuntimeError("03.7: no pad up to 64 reaches the target")
+    raise RuntimeError("03.7: no pad meets the targets")
 
 
-PAD_ONE_WORD = Misconception(
-    "bank-pad-for-cache-sets", "One word of padding, the shared-memory bank fix, taken to fix a "
-    "cache: banks are one word wide, but a cache places whole 128-byte lines in sets, and a row one "
-    "word longer still sends nearly every row to the same few sets.", "03", _CACHES,
-    "Print (row start // 128) % n_sets for the first rows with your pad: how many sets do they use?")
+FIRST_ALIGNED_PAD = Misconception(
+    "any-pad-breaks-the-stride", "The first pad that breaks the power-of-two row stride taken to be "
+    "enough: a pad of 16 bytes moves each row only a little way along the sets, so the 64 rows still "
+    "crowd into a few sets, and each row's next line has nowhere to go.", "03", _CACHES,
+    "Print (row start // 128) % n_sets for the 64 rows with your pad: how many different sets do they use?")
 FITS_SO_HITS = Misconception(
-    "fits-so-hits", "Data that fits in the cache taken to hit: the walk touches 16 KiB in a 32 KiB "
-    "cache, but rows 4096 bytes apart all land in the same sets.", "03", "Misconceptions",
-    "Simulate the walk with no padding and read its hit rate.")
+    "fits-so-hits", "Data that fits in the cache taken to hit: lines that map to one set evict each "
+    "other however empty the rest of the cache is.", "03", "Misconceptions",
+    "Work out which set each line falls into: lines 4 KiB apart share few sets.")
+CACHE_ONLY = Misconception(
+    "cache-pad-ignores-banks", "The pad chosen for the cache alone: the same row length also sets "
+    "which bank each lane of a column read lands in, and a pad that shares a large power of two with "
+    "32 banks piles the lanes into few banks.", "03", _BANKS,
+    "Work out the bank of row t's word of one column, (t x (1024 + pad)) % 32, for your pad.")
+BANKS_ONLY = Misconception(
+    "bank-pad-ignores-cache", "The pad chosen for the banks alone: the walk through the cache "
+    "needs the rows spread over enough sets too.", "03", _CACHES,
+    "Run the walk with your pad through the cache simulator and read its hit rate.")
 WHOLE_LINE = Misconception(
-    "pad-a-whole-line", "A whole line of padding taken to be needed: any pad that spreads the rows "
-    "over enough sets to hold 4 lines each works, and a smaller one does.", "03", _CACHES,
-    "Sweep the pads from 0 upwards and stop at the first that reaches 0.9.")
+    "pad-a-whole-line", "A whole line of padding taken to be needed: it spreads the rows over the "
+    "cache's sets, but smaller pads do too, and a whole line is a multiple of 32 words, which sends "
+    "a column's 32 lanes to one bank.", "03", _CACHES,
+    "Try the aligned pads from 0 upwards, checking both the hit rate and the bank conflict.")
 
 
 def _smallest_pad_wrong() -> dict:
-    return {PAD_ONE_WORD: 1, FITS_SO_HITS: 0, WHOLE_LINE: WALK_LINE // 4}
+    right = _smallest_pad()
+    wrong = {FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0, WHOLE_LINE: WALK_LINE // 4,
+             CACHE_ONLY: _smallest_pad(banks=False), BANKS_ONLY: _smallest_pad(cache=False)}
+    return {k: v for k, v in wrong.items() if v != right}
 
 
 EXERCISES = [
@@ -341,21 +384,25 @@ EXERCISES = [
     ChoiceExercise(
         "03.6", expected=_best_pipeline_change, choices=PIPE_CHANGES, wrong_answers=_pipeline_change_wrong,
         concepts=("async-copy",),
-        form="one of 'third buffer', 'faster math' or 'fp8 inputs': the change that shortens the run most",
-        hints=("Diagnose first: which unit is busy all the time, the copy engine or the compute unit? "
-               "pipeline_timeline(12, 1.3e-6, 0.9e-6, 2).compute_busy_fraction tells.",
-               "With two or more buffers the run takes about t_copy + t_compute + (n - 1) max(t_copy, "
-               "t_compute): only the larger term per tile matters.",
-               "Build each change's pipeline_timeline(n_tiles, t_copy_s, t_compute_s, buffers) and compare "
-               ".total_s; the FP8 option also makes the compute longer.")),
-    ValueExercise(
-        "03.7", expected=_smallest_pad, rel_tol=0.0, abs_tol=0.0, wrong_answers=_smallest_pad_wrong,
-        concepts=("caches",),
-        form="an integer: the smallest pad, in float32 elements per row, whose walk reaches a 0.9 hit rate (exact)",
-        hints=("The walk touches 64 rows x 64 columns x 4 bytes = 16 KiB: capacity is not the problem; "
-               "placement is.",
-               "A line goes to set (address // 128) % n_sets(32 * 1024, 128, 4) (course_lib.memory.n_sets); with rows 4096 bytes "
-               "apart, which sets do the rows' lines use?",
-               "Build the trace for each pad from 0 upwards and simulate it; stop at the first hit rate "
-               "of at least 0.9.")),
+        form="one of 'third buffer', 'faster math', 'fp8 inputs' or 'multicast': the change that "
+             "shortens the run most",
+        hints=("Diagnose first: read each tile's copy and compute times off the profile, and see "
+               "which unit waits for the other (section 5).",
+               "For each change, work out the new copy and compute times per tile, then the run's "
+               "total with section 5's pipeline model (or its formula for two or more buffers).",
+               "Sanity check: with two or more buffers only the larger of the two times per tile "
+               "repeats; a change that makes the other one the larger stops paying there.")),
+    OptimumExercise(
+        "03.7", expected=_smallest_pad, feasible=_pad_feasible, goal="smallest", step=WALK_PAD_STEP,
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_smallest_pad_wrong, concepts=("caches",),
+        form="an integer: the smallest pad, in float32 elements per row and a multiple of 4, that "
+             "meets both targets (a 0.9 hit rate, at most a 4-way bank conflict)",
+        hints=("Two models judge one pad: section 2's cache (which set each row's lines land in) and "
+               "section 4's banks (which bank each lane of a column read lands in).",
+               "For each allowed pad from 0 upwards, run the walk through section 2's cache "
+               "simulator and work out the column read's bank conflict; stop at the first pad that "
+               "passes both.",
+               "Sanity check: the walk touches 16 KiB of a 32 KiB cache, so a low hit rate means "
+               "placement, not capacity; and a pad's bank conflict depends on the largest power of "
+               "two that divides the padded row length.")),
 ]
