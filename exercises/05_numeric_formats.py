@@ -150,11 +150,12 @@ check("05.7", scheme)
 # %% [markdown]
 # ### Exercise 05.8 (predict, then measure): how long may a BF16 chunk be?
 #
-# A dot product adds the 16,384 products below, each between 0 and 0.02. A kernel without an FP32
-# accumulator for every add splits them into consecutive chunks of `c` products, sums each chunk
-# in BF16 (the running sum rounded to BF16 after every add, as in section 7), and adds the chunk
-# sums into an FP32 total. Fewer chunks cost less, so you want the **longest** chunk, a power of
-# two from 8 to 16384, whose total is within **1 %** of the exact sum of the products.
+# A dot product adds the 16,384 products below, each between 0 and 0.02. To spare FP32 adds, a
+# kernel splits them into consecutive chunks of `c` products, sums each chunk in BF16 (the running
+# sum rounded to BF16 after every add, as in section 7), and adds the chunk sums one by one into an
+# FP32 total. Fewer chunks cost less, so you want the **longest** chunk, a power of two from 8 to
+# 16384, whose total is within **1 %** of the exact sum of the products (relative error at most
+# 0.01).
 # **Predict first** from section 7: after how many products does a BF16 chunk stop growing? Then
 # measure, and store the longest chunk in `chunk` (an integer).
 

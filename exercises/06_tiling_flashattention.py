@@ -121,8 +121,9 @@ check("06.6", skinny_bytes)
 # stream past it in blocks of `block` keys. One thread block may use **192 KiB** of shared memory,
 # and it holds the $Q$ block, the $K$ and $V$ blocks **double-buffered** (two stages of each, so
 # the next pair loads while this one is used), all in BF16, and the `block` $\times$ `block` score
-# tile in **FP32**. Choose `block`, a multiple of 16 from 16 to 512, that moves the fewest elements
-# between HBM and the chip within the budget, and store it in `block` (an integer).
+# tile in **FP32**; the output accumulator and the row statistics live in registers, outside this
+# budget. Choose `block`, a multiple of 16 from 16 to 512, that moves the fewest elements between
+# HBM and the chip (section 6's count) within the budget, and store it in `block` (an integer).
 
 # %%
 raise NotImplementedError("exercise 06.7: the attention block that fits a shared-memory budget")
