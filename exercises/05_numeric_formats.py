@@ -13,17 +13,19 @@
 # # 05 · Exercises: numeric formats
 #
 # Eight exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
-# with the loss-scale simulator, two functions to write, a decision about FP8 scaling, a format to
-# choose under an error budget, and a prediction to measure. Put your answer in each exercise cell
-# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
-# right; otherwise it shows your value, the form the answer should take and a first hint.
-# `hint("05.2", 2)` shows the next hint.
+# with the loss-scale simulator, two functions to write, a decision about FP8 scaling, a storage
+# scheme to choose under a memory and an error budget, and a prediction to measure. Put your answer
+# in each exercise cell where it says `NotImplementedError` and run the cell. `check` prints one
+# line when the answer is right; otherwise it shows your value, the form the answer should take and
+# a first hint. `hint("05.2", 2)` shows the next hint.
 #
 # `F` is `course_lib.formats`: `F.encode(x, "bf16")` stores a number and reports its error,
 # `F.cast_stats(values, "fp16", scale)` counts what a cast flushes to zero, and
 # `get_accelerator(name).mem_bandwidth` is a chip's memory bandwidth in bytes/s.
 
 # %%
+import math
+
 import numpy as np
 
 from course_lib import formats as F
@@ -124,31 +126,40 @@ check("05.6", margin)
 # range table reads from `ml_dtypes`.
 
 # %% [markdown]
-# ### Exercise 05.7 (design): the cheapest format that meets an error budget
+# ### Exercise 05.7 (design): a weight format within a memory budget and an error budget
 #
-# A kernel stores an activation tensor between two passes; the values are the 10,000 below,
-# spread over several powers of ten. Choose the storage format with the **fewest bits** among
-# `"fp8_e4m3"`, `"fp8_e5m2"`, `"bf16"`, `"fp16"` and `"fp32"` that meets all three constraints
-# without any scaling: no value flushed to zero, no value overflowed, and a median relative error
-# of at most 0.1 %. `F.cast_stats(values, fmt)` reports the three for one format.
+# An inference server stores the weight matrix `w` below (256 rows of 1000, with a few outlier
+# rows and entries, like section 8's). It must fit **8.5 bits per element**, the scales included,
+# and the dequantized matrix must be within **1 %** relative RMS error,
+# $\sqrt{\operatorname{mean}((\hat w - w)^2) / \operatorname{mean}(w^2)}$. The candidates are the
+# schemes of section 8, with the absmax scale rule except for the two MX ones:
+#
+# - `"int8 per tensor"`, `"int8 per channel"`, `"int8 per block"`;
+# - `"fp8_e4m3 per tensor"`, `"fp8_e4m3 per channel"`, `"mxfp8"` (FP8 E4M3 elements, MX blocks);
+# - `"int4 per block"`, `"mxfp4"` (FP4 E2M1 elements, MX blocks).
+#
+# A channel is one row; a block is 32 consecutive elements of a row. An absmax scale is stored in
+# 32 bits, an MX scale in 8. Choose the scheme with the **fewest bits per element** that meets both
+# budgets and store its name in `scheme`.
 
 # %%
-rng = np.random.default_rng(507)
-values = 10.0 ** rng.standard_normal(10_000) * rng.choice((-1.0, 1.0), size=10_000)
-raise NotImplementedError("exercise 05.7: the cheapest format that meets an error budget")
-check("05.7", fmt)
+w = F.outlier_matrix(np.random.default_rng(507), 256, 1000)
+raise NotImplementedError("exercise 05.7: a weight format within a memory budget and an error budget")
+check("05.7", scheme)
 
 # %% [markdown]
-# ### Exercise 05.8 (predict, then measure): how long does a BF16 running sum stay within 1 %?
+# ### Exercise 05.8 (predict, then measure): how long may a BF16 chunk be?
 #
-# A dot product adds the 16,384 products below, each between 0 and 0.02, into a running sum kept
-# in BF16 (no FP32 accumulator). **Predict first** with `F.stagnation_sum(0.01, "bf16")`: at what
-# sum does adding 0.01 stop changing it, and after how many products? Then **measure** with
-# `F.accumulate(products[:n], "bf16").rel_error` for `n` = 8, 16, 32, ..., 16384, and answer the
-# **first** of these lengths whose relative error exceeds 1 % (an integer).
+# A dot product adds the 16,384 products below, each between 0 and 0.02. To spare FP32 adds, a
+# kernel splits them into consecutive chunks of `c` products, sums each chunk in BF16 (the running
+# sum rounded to BF16 after every add, as in section 7), and adds the chunk sums one by one into an
+# FP32 total. Fewer chunks cost less, so you want the **longest** chunk, a power of two from 8 to
+# 16384, whose total is within **1 %** of the exact sum of the products (relative error at most
+# 0.01).
+# **Predict first** from section 7: after how many products does a BF16 chunk stop growing? Then
+# measure, and store the longest chunk in `chunk` (an integer).
 
 # %%
 products = np.random.default_rng(508).uniform(0.0, 0.02, 2 ** 14)
-print(f"the sum stagnates near {F.stagnation_sum(0.01, 'bf16')}")
-raise NotImplementedError("exercise 05.8: how long does a BF16 running sum stay within 1 %?")
-check("05.8", n_over)
+raise NotImplementedError("exercise 05.8: how long may a BF16 chunk be?")
+check("05.8", chunk)

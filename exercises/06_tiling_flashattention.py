@@ -100,12 +100,14 @@ check("06.5", saved_bytes)
 # ### Exercise 06.6 (design): a tile for a skinny matmul
 #
 # A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
-# $8192 \times 8192$ matmul in BF16. Choose its output tile `tile_m` $\times$ `tile_n` (each a
-# multiple of 16, at most 512) within two budgets per block: the double-buffered slices in shared
-# memory, `tiling.smem_bytes_per_block(tile_m, tile_n, 32, 2, stages=2)`, at most 64 KiB; and the
-# FP32 accumulators in registers, `tile_m * tile_n * 4` bytes, at most 64 KiB. Pick the tile that
-# moves the fewest HBM bytes by `tiling.tiled_matmul_traffic(200, 8192, 8192, tile_m, tile_n)`, and
-# answer its `bytes_moved` (a float). Is your tile square?
+# $8192 \times 8192$ matmul in BF16, output-stationary as in section 1. Choose its output tile
+# `tile_m` $\times$ `tile_n`, each a multiple of 16 from 16 to 512, within two budgets per thread
+# block: in shared memory, two stages (double buffering), each holding a `tile_m` $\times 32$ slice
+# of $A$ and a $32 \times$ `tile_n` slice of $B$ in BF16, at most 64 KiB in all; in registers, the
+# `tile_m` $\times$ `tile_n` FP32 accumulators, at most 64 KiB. Among the tiles within both
+# budgets, pick the one that moves the fewest HBM bytes by section 1's count (an edge tile loads
+# only the rows and columns that exist), and store those bytes in `skinny_bytes` (a float). Is
+# your tile square, and does it cover all 200 rows?
 
 # %%
 raise NotImplementedError("exercise 06.6: a tile for a skinny matmul")
@@ -114,14 +116,15 @@ check("06.6", skinny_bytes)
 # %% [markdown]
 # ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
 #
-# A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, with
-# square blocks of `block` query rows and `block` keys. While it works on one block, a thread block
-# keeps on chip the $Q$, $K$ and $V$ blocks (`block` $\times 64$ each) and the `block` $\times$
-# `block` score tile, all in BF16, and that must fit **64 KiB**. Choose `block`, a multiple of 16,
-# that moves the fewest elements between HBM and the chip by
-# `attention.flash_attention_traffic(4000, 64, block).elements_moved`, and answer that count (a
-# float).
+# A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, in
+# the loop order of section 6: a block of `block` queries stays on chip while all of $K$ and $V$
+# stream past it in blocks of `block` keys. One thread block may use **192 KiB** of shared memory,
+# and it holds the $Q$ block, the $K$ and $V$ blocks **double-buffered** (two stages of each, so
+# the next pair loads while this one is used), all in BF16, and the `block` $\times$ `block` score
+# tile in **FP32**; the output accumulator and the row statistics live in registers, outside this
+# budget. Choose `block`, a multiple of 16 from 16 to 512, that moves the fewest elements between
+# HBM and the chip (section 6's count) within the budget, and store it in `block` (an integer).
 
 # %%
 raise NotImplementedError("exercise 06.7: the attention block that fits a shared-memory budget")
-check("06.7", attn_elements)
+check("06.7", block)

@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercise_checks._decision import OptimumExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (attainable_flops, binding_ceiling, hierarchical_ceilings,
@@ -215,61 +216,109 @@ def _kernel_to_optimize_wrong() -> dict:
              PER_CALL_ONLY: max(per_call, key=per_call.get)}
     right = _kernel_to_optimize()
     return {k: v for k, v in wrong.items() if v != right}
-# --- 04.7 (design): the smallest tile that lifts an A100 matmul off its L2 roof ----------------
+# --- 04.7 (design): the smallest tile past which a bigger one gains nothing, on an A100 ---------
 
 _HIER = "6. The hierarchical roofline"
-TILE_N, TILE_STEP, TILE_MAX = 8192, 16, 512          # 04.7: an 8192^3 BF16 matmul, square tiles
+TILE_M, TILE_KN = 128, 8192         # 04.7: a 128 x 8192 by 8192 x 8192 BF16 matmul on the A100
+TILE_STEP, TILE_MAX = 16, 256       # square tiles T x T, T a multiple of 16 up to 256
+_TILES = range(TILE_STEP, TILE_MAX + 1, TILE_STEP)
 
 
-def _tile_intensities(tile):
+def _hbm_level() -> str:
+    return next(c.level for c in hierarchical_ceilings("A100", "bf16") if c.level.startswith("HBM"))
+
+
+@functools.lru_cache(maxsize=None)
+def _tile_bound(tile) -> tuple:
+    """(binding roof, FLOP/s) of 04.7's matmul with T x T tiles on the A100's hierarchical roofline."""
     from course_lib.tiling import tiled_matmul_traffic
-    i_l2 = tiled_matmul_traffic(TILE_N, TILE_N, TILE_N, tile, bytes_per_element=2).intensity_flops_per_byte
-    return i_l2, matmul_intensity(TILE_N, TILE_N, TILE_N, 2)
+    i_l2 = tiled_matmul_traffic(TILE_M, TILE_KN, TILE_KN, tile, bytes_per_element=2).intensity_flops_per_byte
+    i_hbm = matmul_intensity(TILE_M, TILE_KN, TILE_KN, 2)
+    return binding_ceiling({"L2": i_l2, _hbm_level(): i_hbm}, "A100", "bf16")
 
 
-def _a100_level(name):
-    return next(c for c in hierarchical_ceilings("A100", "bf16") if c.level.startswith(name))
+@functools.lru_cache(maxsize=None)
+def _best_tile_flops() -> float:
+    return max(_tile_bound(t)[1] for t in _TILES)
+
+
+def _tile_feasible(tile) -> str | None:
+    """None when ``tile`` reaches the best bound of the grid, else why not (in TFLOP/s)."""
+    if tile < TILE_STEP or tile > TILE_MAX:
+        return f"T = {tile} is outside the grid of the task, {TILE_STEP} to {TILE_MAX}"
+    level, flops = _tile_bound(tile)
+    best = _best_tile_flops()
+    if flops < best * (1 - 1e-9):
+        return (f"with T = {tile} the {level} roof holds the matmul to {flops / 1e12:.0f} TFLOP/s, "
+                f"below the {best / 1e12:.0f} TFLOP/s a larger tile reaches")
+    return None
 
 
 def _smallest_tile_where(ok) -> int:
-    for tile in range(TILE_STEP, TILE_MAX + 1, TILE_STEP):
-        if ok(tile):
-            return tile
-    raise RuntimeError("04.7: no tile up to TILE_MAX qualifies")
+    return next(t for t in _TILES if ok(t))
 
 
+@functools.lru_cache(maxsize=None)
 def _peak_tile() -> int:
-    acc = get_accelerator("A100")
-    hbm = _a100_level("HBM").level
-
-    def reaches_peak(tile):
-        i_l2, i_hbm = _tile_intensities(tile)
-        return binding_ceiling({"L2": i_l2, hbm: i_hbm}, acc, "bf16")[1] >= acc.peak("bf16")
-    return _smallest_tile_where(reaches_peak)
+    return _smallest_tile_where(lambda t: _tile_feasible(t) is None)
 
 
-HBM_RIDGE_FOR_L2 = Misconception(
-    "hbm-ridge-for-every-level", "The HBM ridge point used for the L2 traffic: each level has its "
-    "own roof, and the L2 intensity is compared with the L2 ridge, peak / L2 bandwidth.", "04", _HIER,
-    "List hierarchical_ceilings('A100', 'bf16'): which ridge belongs to the L2 roof?")
+LESSON_TILE = Misconception(
+    "lesson-tile-reused", "Section 6's 64 x 64 tile taken as the answer: the lesson showed it held "
+    "back by L2 on a square matmul; on this one its L2 roof is still below the roof that binds the "
+    "larger tiles.", "04", _HIER,
+    "Compute the bound with your tile and with a tile 16 wider: if the wider one is higher, go on.")
+HBM_ROOF_IGNORED = Misconception(
+    "hbm-roof-ignored", "The tile that lifts the L2 roof to the peak: with only 128 rows the matmul "
+    "itself is memory-bound against HBM, so no tile reaches the peak, and once the L2 roof passes the "
+    "HBM roof a larger tile gains nothing.", "04", _HIER,
+    "Compute the HBM intensity of this matmul (not of a square one) and compare it with the HBM ridge.")
 TILE_AS_INTENSITY = Misconception(
     "tile-width-as-intensity", "The tile width taken for the L2 intensity: a T x T tile does about T "
     "FLOP per element it reads, and each BF16 element is 2 bytes, so about T / 2 FLOP per byte.",
-    "04", _INTENSITY, "Take the intensity from tiled_matmul_traffic(...).intensity_flops_per_byte.")
+    "04", _INTENSITY, "Count the bytes the tiles read through L2: A once per column of tiles, B once "
+    "per row of tiles, C written once.")
 
 
 def _peak_tile_wrong() -> dict:
-    acc = get_accelerator("A100")
-    l2, hbm = _a100_level("L2"), _a100_level("HBM")
-    return {HBM_RIDGE_FOR_L2: _smallest_tile_where(lambda t: _tile_intensities(t)[0] >= hbm.ridge_point),
-            TILE_AS_INTENSITY: _smallest_tile_where(lambda t: t >= l2.ridge_point),
-            shared("sparse-peak", "04", _SPARSITY): _smallest_tile_where(
-                lambda t: _tile_intensities(t)[0] >= 2 * acc.peak("bf16") / l2.bandwidth_bytes_per_s)}
+    from course_lib.tiling import tiled_matmul_traffic
+    levels = {c.level: c for c in hierarchical_ceilings("A100", "bf16")}
+    l2, hbm = levels["L2"], levels[_hbm_level()]
+    i_hbm = matmul_intensity(TILE_M, TILE_KN, TILE_KN, 2)
+    need_l2 = i_hbm * hbm.bandwidth_bytes_per_s / l2.bandwidth_bytes_per_s   # the L2 intensity that meets the HBM roof
+    return {LESSON_TILE: 64,
+            HBM_ROOF_IGNORED: _smallest_tile_where(lambda t: tiled_matmul_traffic(
+                TILE_M, TILE_KN, TILE_KN, t, bytes_per_element=2).intensity_flops_per_byte >= l2.ridge_point),
+            TILE_AS_INTENSITY: _smallest_tile_where(lambda t: t >= need_l2)}
 
 
-# --- 04.8 (design): the largest batch under a latency target -----------------------------------
+# --- 04.8 (diagnose, then design): the largest batch under a latency target, from measurements --
 
 BATCH_HIDDEN, BATCH_TARGET_S = 8192, 60e-6      # 04.8: b x 8192 @ 8192 x 8192 in BF16 on an H100 SXM
+#: 04.8's measured step times (task data, as a profiler would report them): batch -> seconds.
+BATCH_MEASURED_S = {32: 46.4e-6, 2048: 389.5e-6}
+
+
+def _layer(b):
+    return matmul_kernel("layer", b, BATCH_HIDDEN, BATCH_HIDDEN, "bf16")
+
+
+@functools.lru_cache(maxsize=None)
+def _sustained() -> tuple:
+    """(FLOP/s, bytes/s) the kernel sustains: the large batch is compute-bound, the small one
+    memory-bound (each is checked against the rate the other gives)."""
+    (small, t_small), (big, t_big) = sorted(BATCH_MEASURED_S.items())
+    bandwidth = _layer(small).bytes_moved / t_small
+    flops = _layer(big).flops / t_big
+    if _layer(small).flops / flops >= t_small or _layer(big).bytes_moved / bandwidth >= t_big:
+        raise RuntimeError("04.8: the measurements are not one memory-bound and one compute-bound")
+    return flops, bandwidth
+
+
+def _step_s(b) -> float:
+    flops, bandwidth = _sustained()
+    k = _layer(b)
+    return max(k.flops / flops, k.bytes_moved / bandwidth)
 
 
 def _largest_batch(time_of) -> int:
@@ -283,18 +332,33 @@ def _largest_batch(time_of) -> int:
     return low
 
 
-def _batch_terms(b, peak_scale=1.0, bytes_per_element=2):
-    acc = get_accelerator("H100 SXM")
-    k = matmul_kernel("layer", b, BATCH_HIDDEN, BATCH_HIDDEN)
-    moved = k.bytes_moved * bytes_per_element / 2
-    return k.flops / (peak_scale * acc.peak("bf16")), moved / acc.mem_bandwidth
-
-
+@functools.lru_cache(maxsize=None)
 def _batch_under_target() -> int:
-    return _largest_batch(lambda b: place_kernel(matmul_kernel("layer", b, BATCH_HIDDEN, BATCH_HIDDEN),
-                                                 "H100 SXM", "bf16").t_min_s)
+    return _largest_batch(_step_s)
 
 
+def _batch_feasible(b) -> str | None:
+    if b < 1:
+        return f"b = {b} serves no token; a batch is at least 1"
+    t = _step_s(b)
+    if t > BATCH_TARGET_S:
+        return f"b = {b} takes {t * 1e6:.2f} us at the rates the kernel sustains, over the 60 us target"
+    return None
+
+
+RATED_NOT_MEASURED = Misconception(
+    "rated-not-sustained", "The catalog's rated peak and bandwidth used where the kernel was measured: "
+    "it sustains less of both, and the measurements say how much.", "04", _SPARSITY,
+    "Derive from each measurement the rate that limits it: bytes / time at the small batch, FLOP / "
+    "time at the large one.")
+TIME_PROPORTIONAL = Misconception(
+    "time-proportional-to-batch", "The time taken to grow in proportion to the batch from the small "
+    "measurement: at a small batch the weights' bytes dominate, and they do not grow with b.", "04", _BOUND,
+    "Which term dominates at b = 32, and does it grow with b?")
+LINEAR_BETWEEN = Misconception(
+    "linear-between-measurements", "A straight line through the two measurements: the roofline time "
+    "is the larger of two terms, nearly flat and then steep, not one line.", "04", _BOUND,
+    "Model each measurement with the term that limits it, then take the larger of the two terms at your b.")
 MEMORY_BOUND_ALWAYS = Misconception(
     "batched-gemv-always-memory-bound", "A batched GEMV taken to stay memory-bound at any batch: "
     "every row of the batch reuses the weights, and past the ridge the compute time is the larger.",
@@ -302,9 +366,13 @@ MEMORY_BOUND_ALWAYS = Misconception(
 
 
 def _batch_wrong() -> dict:
-    return {shared("sparse-peak", "04", _SPARSITY): _largest_batch(lambda b: max(_batch_terms(b, 2.0))),
-            MEMORY_BOUND_ALWAYS: _largest_batch(lambda b: _batch_terms(b)[1]),
-            SUM_NOT_MAX: _largest_batch(lambda b: sum(_batch_terms(b)))}
+    flops, bandwidth = _sustained()
+    (small, t_small), (big, t_big) = sorted(BATCH_MEASURED_S.items())
+    return {RATED_NOT_MEASURED: _largest_batch(lambda b: place_kernel(_layer(b), "H100 SXM", "bf16").t_min_s),
+            TIME_PROPORTIONAL: _largest_batch(lambda b: t_small * b / small),
+            LINEAR_BETWEEN: _largest_batch(lambda b: t_small + (t_big - t_small) * (b - small) / (big - small)),
+            MEMORY_BOUND_ALWAYS: _largest_batch(lambda b: _layer(b).bytes_moved / bandwidth),
+            SUM_NOT_MAX: _largest_batch(lambda b: _layer(b).flops / flops + _layer(b).bytes_moved / bandwidth)}
 
 
 EXERCISES = [
@@ -363,24 +431,26 @@ EXERCISES = [
                "can save duration x (1 - f) per call.",
                "Multiply by the calls per step and pick the largest total; the kernel furthest "
                "from its roof is not necessarily the one that costs the most.")),
-    ValueExercise(
-        "04.7", expected=_peak_tile, rel_tol=0.0, abs_tol=0.0, wrong_answers=_peak_tile_wrong,
-        concepts=("intensity", "ridge-point"),
-        form="an integer, a multiple of 16: the smallest square tile whose matmul reaches the A100's "
-             "dense BF16 peak on the hierarchical roofline (exact)",
-        hints=("The matmul has two intensities: against HBM the whole matmul's, against L2 the tiled "
-               "traffic's; the lower of the two roofs binds.",
-               "tiled_matmul_traffic(8192, 8192, 8192, T, bytes_per_element=2).intensity_flops_per_byte "
-               "is the L2 intensity; compare it with the L2 roof's ridge point.",
-               "Sweep T = 16, 32, ... and keep the first T for which binding_ceiling(...)[1] is the peak.")),
-    ValueExercise(
-        "04.8", expected=_batch_under_target, rel_tol=0.0, abs_tol=0.0, wrong_answers=_batch_wrong,
-        concepts=("roofline-bound",),
+    OptimumExercise(
+        "04.7", expected=_peak_tile, feasible=_tile_feasible, goal="smallest", step=TILE_STEP,
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_peak_tile_wrong, concepts=("intensity", "ridge-point"),
+        form="an integer T, a multiple of 16 from 16 to 256: the smallest square tile whose bound on the "
+             "A100's hierarchical roofline no larger tile of the grid beats (exact)",
+        hints=("This matmul has one intensity per level: against HBM its own (each matrix once), against "
+               "L2 the tiled traffic's. The lowest roof at its intensity binds.",
+               "Before choosing a tile, ask what the HBM roof allows this matmul of only 128 rows: a tile "
+               "changes the L2 traffic, never the HBM traffic.",
+               "Compute the bound for each tile of the grid; past some tile it stops rising. Check the tile "
+               "16 smaller than yours: its bound must be lower.")),
+    OptimumExercise(
+        "04.8", expected=_batch_under_target, feasible=_batch_feasible, goal="largest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_batch_wrong, concepts=("roofline-bound",),
         form="an integer: the largest batch b whose b x 8192 by 8192 x 8192 BF16 matmul takes at most "
-             "60 us on the H100 SXM by the roofline (exact)",
-        hints=("The roofline time is the larger of F / peak and Q / bandwidth, and both grow with b.",
-               "At b = 1 the weights' bytes dominate; as b grows the FLOP grow b times faster than the "
-               "bytes. Which time reaches 60 us first?",
-               "Sweep b with place_kernel(matmul_kernel('layer', b, 8192, 8192), 'H100 SXM').t_min_s and "
-               "keep the largest b at or under 60e-6 s.")),
+             "60 us at the rates the measured kernel sustains (exact)",
+        hints=("Each measurement is limited by one thing: the weights' bytes at a small batch, the FLOP "
+               "at a large one. Check which, with the catalog's ridge point.",
+               "From the memory-bound measurement take the bandwidth the kernel sustains (bytes / time); "
+               "from the compute-bound one the FLOP/s it sustains (FLOP / time).",
+               "Model the time at any b as section 2's bound with those two rates; it grows with b, so the "
+               "answer is where it crosses 60 us. Check b and b + 1.")),
 ]

@@ -6,6 +6,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import bytes_per_element, get_accelerator
 
-__all__ = ["activation_values", "products", "EXERCISES"]
+__all__ = ["EXERCISES"]
 
 #: The gradient-like sample of exercise 05.3 (seed and size are part of the task).
 _GRAD_SEED, _GRAD_COUNT = 0, 50_000
@@ -240,93 +241,133 @@ def _margin_wrong() -> dict:
     if steady != right:
         wrong[STEADY_GROWTH_ONLY] = steady
     return wrong
-# --- 05.7 (design): the cheapest storage format that meets an error budget --------------------
+# --- 05.7 (design): a weight format within a memory budget and an error budget ----------------
 
 _ROUNDING = "3. Rounding and the gap between neighbours"
 _ACCUMULATE = "7. Accumulating a long sum in low precision"
-STORE_CHOICES = ("fp8_e4m3", "fp8_e5m2", "bf16", "fp16", "fp32")
-STORE_BUDGET = 1e-3          # median relative error; nothing flushed to zero or overflowed
+#: 05.7's storage schemes: name -> (element format, scale granularity, scale rule). Per channel
+#: is one scale per row; per block, 32 consecutive elements of a row; absmax scales are FP32,
+#: MX scales 8-bit powers of two (E8M0).
+STORE_SCHEMES = {
+    "int8 per tensor": ("int8", "tensor", "absmax"),
+    "int8 per channel": ("int8", "channel", "absmax"),
+    "int8 per block": ("int8", "block", "absmax"),
+    "fp8_e4m3 per tensor": ("fp8_e4m3", "tensor", "absmax"),
+    "fp8_e4m3 per channel": ("fp8_e4m3", "channel", "absmax"),
+    "mxfp8": ("fp8_e4m3", "block", "mx"),
+    "int4 per block": ("int4", "block", "absmax"),
+    "mxfp4": ("fp4_e2m1", "block", "mx"),
+}
+STORE_BITS, STORE_ERROR = 8.5, 0.01       # bits per element, scales included; relative RMS error
 
 
-def activation_values() -> np.ndarray:
-    """05.7's tensor: 10,000 values, random signs, magnitudes 10^z with z ~ N(0, 1)."""
-    rng = np.random.default_rng(507)
-    return 10.0 ** rng.standard_normal(10_000) * rng.choice((-1.0, 1.0), size=10_000)
+def _store_weights() -> np.ndarray:
+    """05.7's weight matrix: 256 x 1000, N(0, 1) with outlier rows and entries (seed 507)."""
+    return F.outlier_matrix(np.random.default_rng(507), 256, 1000)
 
 
-def _meets_budget(fmt) -> bool:
-    st = F.cast_stats(activation_values(), fmt)
-    return st.flushed_fraction == 0 and st.overflow_fraction == 0 and st.median_rel_error <= STORE_BUDGET
+@functools.lru_cache(maxsize=None)
+def _scheme_stats() -> dict:
+    """name -> (bits per element, relative RMS error)."""
+    w = _store_weights()
+    out = {}
+    for name, (fmt, granularity, rule) in STORE_SCHEMES.items():
+        q = F.quantize(w, fmt, granularity, axis=0, block_size=32, scale_rule=rule)
+        out[name] = (q.bits_per_element, q.rel_rms_error)
+    return out
 
 
-def _cheapest_format() -> str:
-    ok = [f for f in STORE_CHOICES if _meets_budget(f)]
+def _cheapest_scheme(bits=STORE_BITS, error=STORE_ERROR) -> str:
+    stats = _scheme_stats()
+    ok = [n for n, (b, e) in stats.items() if b <= bits and e <= error]
     if not ok:
-        raise RuntimeError("05.7: no format meets the budget")
-    fewest = min(F.get_format(f).bits for f in ok)
-    winners = [f for f in ok if F.get_format(f).bits == fewest]
+        raise RuntimeError("05.7: no scheme meets both budgets")
+    fewest = min(stats[n][0] for n in ok)
+    winners = [n for n in ok if stats[n][0] == fewest]
     if len(winners) != 1:
-        raise RuntimeError(f"05.7 must have one cheapest format, got {winners}")
+        raise RuntimeError(f"05.7 must have one cheapest scheme, got {winners}")
     return winners[0]
 
 
-FP32_TO_BE_SAFE = Misconception(
-    "fp32-to-be-safe", "FP32 chosen to be safe: it meets the budget, but at twice the bytes of a "
-    "16-bit format that meets it too, and bytes are what a memory-bound kernel pays for.", "05",
-    _HARDWARE, "Check each 16-bit format against all three constraints before you pay for 32 bits.")
-FP8_ENOUGH = Misconception(
-    "fp8-precise-enough", "An 8-bit float taken to store these values within the budget: with 2 or 3 "
-    "mantissa bits the gap between neighbours is several percent of the value.", "05", _ROUNDING,
-    "Read median_rel_error from cast_stats for the 8-bit formats and compare it with 0.1 %.")
+SCALE_BITS_IGNORED = Misconception(
+    "scale-bits-ignored", "The most accurate scheme chosen without counting its scales: a 32-bit "
+    "scale for every 32 elements adds a whole bit per element, and that breaks the memory budget.",
+    "05", _QUANT, "Add the scales' bits, spread over the elements they serve, to the element's bits.")
+FLOAT_GRID_ENOUGH = Misconception(
+    "fp8-relative-grid-enough", "FP8's relative grid taken to meet the error budget because it copes "
+    "with the outliers: it does, but with 3 mantissa bits every value is off by a few percent.", "05",
+    _ROUNDING, "Compare the error of an FP8 scheme with the 1 % budget, not with INT8 per tensor.")
+FEWEST_BITS_ONLY = Misconception(
+    "fewest-bits-only", "The fewest bits chosen without checking the error budget: 4-bit elements "
+    "leave errors of ten percent and more, whatever the scales.", "05", _QUANT,
+    "Check every candidate against both budgets, the error as well as the bits.")
 
 
-def _cheapest_format_wrong() -> dict:
-    return {shared("bf16-more-precise", "05", _ROUNDING): "bf16", FP32_TO_BE_SAFE: "fp32",
-            FP8_ENOUGH: "fp8_e4m3", Misconception(
-                "e5m2-precise-enough", "FP8 E5M2 taken to store these values within the budget: its "
-                "range covers them, but 2 mantissa bits leave gaps of a tenth of the value.", "05",
-                _ROUNDING, "Range is not precision: read median_rel_error for fp8_e5m2."): "fp8_e5m2"}
+INT8_ONE_SCALE = Misconception(
+    "int8-one-scale-with-outliers", "INT8 with one scale for the whole matrix: the outlier rows and "
+    "entries set the scale, and every ordinary value is left with a few of the 255 levels.", "05", _QUANT,
+    "Compare the error of INT8 per tensor with INT8 per channel: where do the outliers live?")
 
 
-# --- 05.8 (predict, then measure): how long a BF16 running sum stays within 1 % ----------------
+def _cheapest_scheme_wrong() -> dict:
+    stats = _scheme_stats()
+    return {INT8_ONE_SCALE: "int8 per tensor",
+            SCALE_BITS_IGNORED: min((n for n in stats if stats[n][1] <= STORE_ERROR), key=lambda n: stats[n][1]),
+            FLOAT_GRID_ENOUGH: "fp8_e4m3 per tensor",
+            FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0])}
 
-SUM_LENGTHS = tuple(2 ** k for k in range(3, 15))       # 8 to 16384
+
+# --- 05.8 (predict, then measure): how long a BF16 chunk may be -------------------------------
+
+SUM_LENGTHS = tuple(2 ** k for k in range(3, 15))       # chunk lengths 8 to 16384
 SUM_TOLERANCE = 0.01
 
 
-def products() -> np.ndarray:
+def _products() -> np.ndarray:
     """05.8's 16,384 products, uniform in [0, 0.02)."""
     return np.random.default_rng(508).uniform(0.0, 0.02, 2 ** 14)
 
 
-def _first_length_over(accumulator="bf16") -> int:
-    v = products()
-    for n in SUM_LENGTHS:
-        if F.accumulate(v[:n], accumulator).rel_error > SUM_TOLERANCE:
-            return n
-    raise RuntimeError("05.8: the sum never leaves the tolerance")
+def _chunked_error(chunk, accumulator="bf16") -> float:
+    """Relative error of the whole sum: chunks summed in ``accumulator``, chunk sums added in FP32."""
+    v = _products()
+    partial = np.array([F.accumulate(v[i:i + chunk], accumulator).total for i in range(0, v.size, chunk)])
+    total = F.accumulate(partial, "fp32").total
+    exact = math.fsum(v)
+    return abs(total - exact) / exact
+
+
+@functools.lru_cache(maxsize=None)
+def _longest_chunk(accumulator="bf16") -> int:
+    ok = [c for c in SUM_LENGTHS if _chunked_error(c, accumulator) <= SUM_TOLERANCE]
+    if not ok:
+        raise RuntimeError("05.8: no chunk length keeps the sum within the tolerance")
+    return max(ok)
 
 
 STAGNATION_ONLY = Misconception(
-    "error-only-at-stagnation", "The sum taken to be accurate until it stops growing: every add "
+    "error-only-at-stagnation", "The chunk taken to be accurate until its sum stops growing: every add "
     "rounds to the accumulator's gap, and those errors add up long before the increments vanish.",
-    "05", _ACCUMULATE, "Measure the relative error at each length with accumulate(...).rel_error; "
-    "do not stop at the stagnation point.")
+    "05", _ACCUMULATE, "Measure the error at each chunk length; do not stop at the stagnation point.")
+ERRORS_CANCEL = Misconception(
+    "chunk-errors-cancel", "The chunks' errors taken to cancel in the FP32 total: each chunk's BF16 sum "
+    "errs the same way (increments lose their low bits), so the total is about as far off as one chunk.",
+    "05", _ACCUMULATE, "Measure the total's error, not one chunk's error divided by anything.")
 BF16_AS_FP16 = Misconception(
     "bf16-sum-as-fp16", "An FP16 running sum measured where BF16 was asked: FP16's 10 mantissa bits "
     "keep a sum accurate eight times longer than BF16's 7.", "05", _ACCUMULATE,
-    "Pass accumulator='bf16' to accumulate.")
-LAST_WITHIN = Misconception(
-    "last-within-not-first-over", "The last length still within 1 % where the first one past it was "
-    "asked.", "05", _ACCUMULATE, "Check your length: its relative error must exceed 0.01.")
+    "Sum each chunk in BF16: 7 mantissa bits.")
 
 
-def _first_length_wrong() -> dict:
-    mean = float(products().mean())
-    stagnates = F.stagnation_sum(mean, "bf16") / mean
-    n_stag = next(n for n in SUM_LENGTHS if n >= stagnates)
-    first = _first_length_over("bf16")
-    return {STAGNATION_ONLY: n_stag, BF16_AS_FP16: _first_length_over("fp16"), LAST_WITHIN: first // 2}
+def _longest_chunk_wrong() -> dict:
+    mean = float(_products().mean())
+    stagnates = F.stagnation_sum(mean, "bf16") / mean          # products a chunk adds before it stalls
+    v = _products()
+    cancelling = [c for c in SUM_LENGTHS       # one chunk's error shrunk by sqrt(number of chunks)
+                  if F.accumulate(v[:c], "bf16").rel_error / math.sqrt(v.size / c) <= SUM_TOLERANCE]
+    return {STAGNATION_ONLY: max(c for c in SUM_LENGTHS if c <= stagnates),
+            ERRORS_CANCEL: max(cancelling),
+            BF16_AS_FP16: _longest_chunk("fp16")}
 
 
 EXERCISES = [
@@ -384,24 +425,25 @@ EXERCISES = [
                "Loop m = 0, 1, 2, ... with F.simulate_fp8_scaling(grads, 'fp8_e5m2', 'delayed', "
                "history_len=4, margin=m) and stop at the first run whose overflow_counts sum to 0.")),
     ChoiceExercise(
-        "05.7", expected=_cheapest_format, choices=STORE_CHOICES, wrong_answers=_cheapest_format_wrong,
+        "05.7", expected=_cheapest_scheme, choices=tuple(STORE_SCHEMES), wrong_answers=_cheapest_scheme_wrong,
         concepts=("precision-range", "bytes-per-element"),
-        form="one of 'fp8_e4m3', 'fp8_e5m2', 'bf16', 'fp16' or 'fp32': the cheapest format that meets "
-             "every constraint",
-        hints=("Three constraints, two properties: range decides what flushes or overflows, the "
-               "mantissa decides the relative error.",
-               "F.cast_stats(values, fmt) reports flushed_fraction, overflow_fraction and "
-               "median_rel_error for each format; 'cheapest' is the fewest bits.",
-               "Of the formats that flush nothing and overflow nothing, take the one with the fewest bits "
-               "whose median relative error is within 0.1 %.")),
+        form="one of " + ", ".join(repr(n) for n in STORE_SCHEMES) + ": the scheme with the fewest bits "
+             "per element that meets both budgets",
+        hints=("Two budgets pull apart: finer scales cut the error of an integer format but cost bits; "
+               "a float format's grid is relative, but coarse.",
+               "For each scheme, count bits per element with the scales included, and measure the relative "
+               "RMS error of the dequantized matrix against the original.",
+               "Cross out every scheme over 8.5 bits or over 1 % error; if more than one is left, take the "
+               "fewest bits. Check that the one you keep passes both.")),
     ValueExercise(
-        "05.8", expected=_first_length_over, rel_tol=0.0, abs_tol=0.0, wrong_answers=_first_length_wrong,
+        "05.8", expected=_longest_chunk, rel_tol=0.0, abs_tol=0.0, wrong_answers=_longest_chunk_wrong,
         concepts=("precision-range",),
-        form="an integer, a power of two from 8 to 16384: the first length whose BF16 running sum is "
-             "more than 1 % off (exact)",
-        hints=("Predict with F.stagnation_sum(0.01, 'bf16'): where does the sum stop growing? The "
-               "error starts well before that.",
-               "Each add rounds the sum to BF16's gap at its size; as the sum grows, the gap grows and "
-               "the increments lose more of their bits.",
-               "For each length n, F.accumulate(values[:n], 'bf16').rel_error; keep the first above 0.01.")),
+        form="an integer, a power of two from 8 to 16384: the longest chunk that keeps the whole sum "
+             "within 1 % (exact)",
+        hints=("Predict from section 7: at what sum does adding a typical product stop changing a BF16 "
+               "sum, and after how many products? The error starts well before that.",
+               "Simulate: sum each chunk in BF16, add the chunk sums in FP32, and compare the total with "
+               "the exact sum of the products.",
+               "Try each power of two; the error grows with the chunk. Keep the longest within 0.01, and "
+               "check that twice it is over.")),
 ]

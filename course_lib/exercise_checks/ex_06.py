@@ -5,10 +5,13 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from course_lib.attention import flash_attention_traffic, naive_attention_traffic, online_softmax_update
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
+from course_lib.exercise_checks._decision import OptimumExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
@@ -200,18 +203,18 @@ SKINNY_SMEM, SKINNY_ACC = 64 * 1024, 64 * 1024      # bytes: staged slices (tile
 SKINNY_SIDES = range(16, 513, 16)
 
 
-def _skinny_fits(tm, tn, accumulators=True) -> bool:
+def _skinny_fits(tm, tn, accumulators=True, accumulator_bytes=4) -> bool:
     return (smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM
-            and (not accumulators or tm * tn * 4 <= SKINNY_ACC))
+            and (not accumulators or tm * tn * accumulator_bytes <= SKINNY_ACC))
 
 
 def _skinny_bytes(tm, tn) -> float:
     return tiled_matmul_traffic(*SKINNY, tm, tn).bytes_moved
 
 
-def _skinny_best(keep=lambda tm, tn: True, accumulators=True) -> float:
+def _skinny_best(keep=lambda tm, tn: True, **fits) -> float:
     return min(_skinny_bytes(tm, tn) for tm in SKINNY_SIDES for tn in SKINNY_SIDES
-               if _skinny_fits(tm, tn, accumulators) and keep(tm, tn))
+               if _skinny_fits(tm, tn, **fits) and keep(tm, tn))
 
 
 SQUARE_BEST = Misconception(
@@ -222,48 +225,79 @@ SQUARE_BEST = Misconception(
 COVER_M = Misconception(
     "cover-m-reads-weights-once", "One row of tiles covering all of m, so that B is read once, taken "
     "to be best: the accumulator budget then leaves tile_n so narrow that A is read very many times.",
-    "06", _TILED, "Compare a_bytes and b_bytes of tiled_matmul_traffic for your tile.")
+    "06", _TILED, "Count the bytes of A and of B separately for your tile: which one dominates?")
 ACCUMULATORS_IGNORED = Misconception(
     "accumulators-ignored", "The shared-memory budget alone: the tile_m x tile_n FP32 accumulators "
     "live in registers and must fit their own budget.", "06", _TILED,
     "Check tile_m x tile_n x 4 bytes against 64 KiB.")
+ACCUMULATORS_BF16 = Misconception(
+    "accumulators-in-bf16", "2-byte accumulators: the inputs are BF16, but a tensor core adds their "
+    "products in FP32, 4 bytes per output element of the tile.", "06", "3. Down to the tensor core",
+    "Count 4 bytes per accumulator, whatever the inputs' format.")
 FLOOR_NOT_TILED = Misconception(
     "floor-not-tiled-traffic", "The floor, every operand once, where the tiled traffic was asked: "
     "a tile re-reads A once per column of tiles and B once per row of tiles.", "06", _TILED,
-    "Use tiled_matmul_traffic(...).bytes_moved, not min_bytes.")
+    "Count how many times each element of A and of B is read with your tile.")
 
 
 def _skinny_wrong() -> dict:
     return {SQUARE_BEST: _skinny_best(lambda tm, tn: tm == tn),
             COVER_M: _skinny_best(lambda tm, tn: tm >= SKINNY[0]),
             ACCUMULATORS_IGNORED: _skinny_best(accumulators=False),
+            ACCUMULATORS_BF16: _skinny_best(accumulator_bytes=2),
             FLOOR_NOT_TILED: tiled_matmul_traffic(*SKINNY, 16).min_bytes}
 
 
 # --- 06.7 (design): the attention block that fits a shared-memory budget ----------------------
 
-ATTN_N, ATTN_D, ATTN_SMEM = 4000, 64, 64 * 1024      # 06.7: one head, BF16 blocks, bytes per block
+ATTN_N, ATTN_D, ATTN_SMEM = 4000, 64, 192 * 1024      # 06.7: one head; bytes of shared memory per block
+ATTN_STEP, ATTN_MAX = 16, 512
 
 
-def _attn_block_bytes(block, score_tile=True, element_bytes=2) -> int:
-    """Q, K and V blocks of ``block`` rows and the block x block score tile, in bytes."""
-    return (3 * block * ATTN_D + (block * block if score_tile else 0)) * element_bytes
+def _attn_block_bytes(block, score_tile=True, stages=2, score_bytes=4, element_bytes=2) -> int:
+    """On chip: the Q block, ``stages`` copies of the K and V blocks (``element_bytes`` each) and the
+    block x block score tile (``score_bytes`` each)."""
+    q = block * ATTN_D * element_bytes
+    kv = stages * 2 * block * ATTN_D * element_bytes
+    return q + kv + (block * block * score_bytes if score_tile else 0)
 
 
-def _attn_best(**budget) -> float:
-    return min(flash_attention_traffic(ATTN_N, ATTN_D, b).elements_moved for b in range(16, 513, 16)
-               if _attn_block_bytes(b, **budget) <= ATTN_SMEM)
+def _largest_block(**budget) -> int:
+    return max(b for b in range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP) if _attn_block_bytes(b, **budget) <= ATTN_SMEM)
+
+
+def _attn_feasible(block) -> str | None:
+    if block < ATTN_STEP or block > ATTN_MAX:
+        return f"block {block} is outside the grid of the task, {ATTN_STEP} to {ATTN_MAX}"
+    need = _attn_block_bytes(block)
+    if need > ATTN_SMEM:
+        return f"block {block} needs {need / 1024:.1f} KiB on chip, over the 192 KiB budget"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _attn_best_block() -> int:
+    fitting = [b for b in range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP) if _attn_feasible(b) is None]
+    moved = {b: flash_attention_traffic(ATTN_N, ATTN_D, b).elements_moved for b in fitting}
+    best = min(moved.values())
+    winners = [b for b in fitting if moved[b] == best]
+    if winners != [max(fitting)]:
+        raise RuntimeError(f"06.7: the largest block that fits must be the one best block, got {winners}")
+    return winners[0]
 
 
 SCORE_TILE_FORGOTTEN = Misconception(
     "score-tile-forgotten", "The score tile left out of the budget: the block x block scores S = Q K^T "
     "live on chip too, and they grow with the square of the block.", "06", _ATTENTION,
     "Count the Q, K and V blocks and the block x block score tile.")
-
-
+SCORES_BF16 = Misconception(
+    "scores-in-bf16", "The score tile counted in BF16: the softmax works on FP32 scores, 4 bytes "
+    "each.", "06", _ATTENTION, "Count 4 bytes per score, 2 per element of Q, K and V.")
 def _attn_wrong() -> dict:
-    return {SCORE_TILE_FORGOTTEN: _attn_best(score_tile=False),
-            shared("fp32-bytes", "06", _ATTENTION): _attn_best(element_bytes=4)}
+    return {SCORE_TILE_FORGOTTEN: _largest_block(score_tile=False),
+            ONE_STAGE: _largest_block(stages=1),
+            SCORES_BF16: _largest_block(score_bytes=2),
+            shared("fp32-bytes", "06", _ATTENTION): _largest_block(element_bytes=4)}
 
 
 EXERCISES = [
@@ -313,22 +347,22 @@ EXERCISES = [
     ValueExercise(
         "06.6", expected=_skinny_best, rel_tol=1e-9, wrong_answers=_skinny_wrong,
         concepts=("tile-sizing", "tiling-traffic"),
-        form="a float: the HBM bytes moved by your tile (tiled_matmul_traffic(...).bytes_moved), the "
-             "fewest any tile within both budgets achieves",
-        hints=("A is read once per column of tiles, ceil(n / tile_n) times; B once per row of tiles, "
-               "ceil(m / tile_m) times. With m = 200, the second count is small.",
-               "Both budgets limit the tile: 128 (tile_m + tile_n) bytes of shared memory and "
-               "4 tile_m tile_n bytes of accumulators, each at most 64 KiB.",
-               "Sweep tile_m and tile_n over multiples of 16, keep the pairs within both budgets, and "
-               "take the fewest bytes_moved.")),
-    ValueExercise(
-        "06.7", expected=_attn_best, rel_tol=1e-9, wrong_answers=_attn_wrong,
-        concepts=("flash-attention", "tile-sizing"),
-        form="a float: the elements moved (flash_attention_traffic(...).elements_moved) at the best "
-             "block that fits 64 KiB",
-        hints=("A larger block re-reads K and V fewer times: every query block visits all the keys.",
-               "The budget holds three block x 64 BF16 blocks (Q, K, V) and a block x block score tile, "
-               "2 bytes per element.",
-               "Sweep the block over multiples of 16, keep those within 64 KiB, and take the fewest "
-               "elements_moved.")),
+        form="a float: the HBM bytes your tile moves, the fewest any tile within both budgets moves",
+        hints=("Count the re-reads: A once per column of tiles, B once per row of tiles. With m = 200 "
+               "the rows of tiles are few, the columns many.",
+               "Both budgets limit the tile: the two stages of slices in shared memory, and the FP32 "
+               "accumulators in registers. Which one binds for a wide tile?",
+               "Try every pair on the grid that fits both budgets and keep the fewest bytes; then check "
+               "whether a square tile or one covering all 200 rows does as well.")),
+    OptimumExercise(
+        "06.7", expected=_attn_best_block, feasible=_attn_feasible, goal="largest", step=ATTN_STEP,
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_attn_wrong, concepts=("flash-attention", "tile-sizing"),
+        form="an integer, a multiple of 16 from 16 to 512: the block that moves the fewest elements "
+             "between HBM and the chip within 192 KiB (exact)",
+        hints=("Every query block streams all of K and V past it: how does the traffic change with the "
+               "block?",
+               "List what one thread block keeps on chip: the Q block, two stages of the K and V blocks, "
+               "and the score tile; give each its own element size.",
+               "Write the bytes on chip as a function of the block and find where it crosses 192 KiB; "
+               "check the block 16 larger than yours.")),
 ]
