@@ -470,8 +470,9 @@ assert calls.rate_elements_per_s[0] < 0.01 * calls.rate_inf_elements_per_s
 # `my_work/01_throughput_latency.py` (answers in `solutions/01_throughput_latency.py`): predict a
 # limiter, compute bytes in flight for a real accelerator, explore the simulator, write the
 # occupancy rule for registers yourself, and decide how many registers a spilling kernel may use
-# (01.5); then two designs: the register budget that still hides the latency (01.6), and the loads
-# in flight per thread its resident warps need (01.7).
+# (01.5); then two designs: the largest register budget whose resident warps still hide a
+# profiled load latency (01.6), and the loads in flight per thread a streaming kernel needs when
+# each load holds a register (01.7).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

@@ -568,8 +568,9 @@ assert faster_math / slow > 0.9
 # `my_work/03_memory_hierarchy.py` (answers in `solutions/03_memory_hierarchy.py`): predict a
 # hit rate, time a tensor's trip down a real accelerator's ladder, explore the cache simulator,
 # write the bank-conflict rule yourself, and size a chip's HBM to keep its ridge point (03.5); then
-# diagnose which change pays in a double-buffered kernel (03.6), and choose the row padding that
-# stops a column walk thrashing a cache (03.7).
+# diagnose which change pays in a double-buffered kernel from its timeline (03.6), and choose the
+# row padding that stops a column walk thrashing a cache while keeping shared-memory bank
+# conflicts at most 4-way (03.7).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
