@@ -138,8 +138,8 @@ check("08.6", step_s)
 # ### Exercise 08.7 (design): how many micro-batches for an 8-stage pipeline?
 #
 # A model is split into 8 pipeline stages; each step trains **480 sequences**, cut into `m`
-# micro-batches of equal size (so `m` divides 480), and the forward and backward of one
-# micro-batch take the same time on every stage. Two caps:
+# micro-batches of equal size (so `m` divides 480). The stages are balanced: each takes the same
+# time for a micro-batch's forward, and the same for its backward. Two caps:
 #
 # - the pipeline may idle at most **8 %** of the step;
 # - a stage has room for the activations of at most **32 sequences** at once (a micro-batch's

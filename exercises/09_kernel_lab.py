@@ -324,7 +324,7 @@ check("09.13", online_softmax_kernel)
 
 # %%
 from course_lib.exercise_checks.ex_09 import slow_launch
-from course_lib.kernels.profile import predict_time, profile_trace
+from course_lib.kernels.profile import profile_trace
 from course_lib.kernels.trace import trace_launch
 
 kernel, grid, block, args = slow_launch("09.14")
@@ -355,17 +355,19 @@ check("09.14", row_us)
 #     out[r0 + t] = s
 # ```
 #
-# It is still slower than it should be: the cell below prints its profile. Four changes are
+# It is still slower than it should be: the cell below prints its profile. Five changes are
 # proposed, each on its own:
 #
-# - `"pad"`: declare the tile `cuda.shared.array((32, 33), np.float32)`, nothing else changed;
+# - `"pad-2"`: declare the tile `cuda.shared.array((32, 34), np.float32)`, nothing else changed;
 # - `"swap"`: store `tile[t, r] = a[r0 + r, t]` and sum `s += tile[c, t]`;
+# - `"swizzle"`: store `tile[r, (t + r) % 32] = a[r0 + r, t]` and sum `s += tile[t, (c + t) % 32]`;
 # - `"direct"`: drop the tile and the barrier, and sum `s += a[r0 + t, c]`;
 # - `"no-barrier"`: remove `cuda.syncthreads()`.
 #
-# Which one change leaves a kernel whose profile shows no waste (100 % coalescing, no bank
-# conflict, no divergence, no atomic contention) and no race? Predict for each, then profile the
-# one you choose (copy the kernel, change it, and trace it on `args` with the same grid and block).
+# Which one change leaves a correct kernel whose profile shows no waste (100 % coalescing, no
+# bank conflict, no divergence, no atomic contention) and no race? Predict for each, then
+# profile the one you choose: copy the kernel, change it, and trace it on `args` with the same
+# `grid` and `block`. Answer its name.
 
 # %%
 kernel, grid, block, args = slow_launch("09.15")

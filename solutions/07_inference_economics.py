@@ -178,12 +178,13 @@ check("07.7", slots)
 # and each decode step must take at most **20 ms**. You choose two things:
 #
 # - the number of GPUs: 2, 4 or 8, with ideal tensor parallelism (each GPU holds an equal share of
-#   the weights and of the cache, and reads its share at its own bandwidth);
+#   the weights and of the cache, reads its share at its own bandwidth and does its share of the
+#   FLOP; communication is free);
 # - the batch: any whole number of sequences, 1 or more. The weights and the whole batch's KV
 #   cache must fit in the GPUs' memory.
 #
-# Section 5's model gives a step's time, and section 6 the dollars per million tokens (you pay
-# for every GPU of the deployment). Answer the lowest cost, in dollars per million generated
+# Section 5's model gives a step's time (its cache counts the token being generated too), and
+# section 6 the dollars per million tokens (you pay for every GPU of the deployment). Answer the lowest cost, in dollars per million generated
 # tokens, over every deployment that meets both constraints (a float).
 
 # %%
@@ -208,9 +209,9 @@ check("07.8", best_usd)
 # ### Exercise 07.9 (decide): which quantization scheme serves the most?
 #
 # Llama 3 70B does not fit on one H200 in BF16, so you quantize it. Three schemes are on the
-# table (the names are those of section 7): `"int8 weights"` stores the weights
-# in 8 bits, `"int4 weights"` in 4 bits, and both keep the KV cache in BF16; `"fp8"` stores the
-# weights and the cache in 8 bits. The matmuls run at the 16-bit rate in all three. Every
+# table, under section 7's names: `"int8 weights"` stores the weights in 8 bits and
+# `"int4 weights"` in 4 bits, both keep the KV cache in BF16 and multiply at the 16-bit rate;
+# `"fp8"` stores the weights and the cache in 8 bits and multiplies at the 8-bit rate. Every
 # sequence holds 4096 tokens of context, and each decode step must take at most **20 ms**.
 #
 # For each scheme, the server runs the largest batch whose weights and cache fit in the H200 and

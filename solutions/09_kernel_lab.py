@@ -482,7 +482,7 @@ check("09.13", online_softmax_kernel)
 
 # %%
 from course_lib.exercise_checks.ex_09 import slow_launch
-from course_lib.kernels.profile import predict_time, profile_trace
+from course_lib.kernels.profile import profile_trace
 from course_lib.kernels.trace import trace_launch
 
 kernel, grid, block, args = slow_launch("09.14")
@@ -490,6 +490,8 @@ row_profile = profile_trace(trace_launch(kernel, grid, block, *args))
 print(row_profile.summary())
 print(row_profile.table())
 ### BEGIN SOLUTION
+from course_lib.kernels.profile import predict_time
+
 rows, cols = 2 ** 20, 24
 bytes_large = row_profile.bytes_moved * rows / 128          # every warp moves the same sectors
 row_us = predict_time(rows * cols, bytes_large, "H100 SXM").t_s * 1e6
@@ -520,17 +522,19 @@ check("09.14", row_us)
 #     out[r0 + t] = s
 # ```
 #
-# It is still slower than it should be: the cell below prints its profile. Four changes are
+# It is still slower than it should be: the cell below prints its profile. Five changes are
 # proposed, each on its own:
 #
-# - `"pad"`: declare the tile `cuda.shared.array((32, 33), np.float32)`, nothing else changed;
+# - `"pad-2"`: declare the tile `cuda.shared.array((32, 34), np.float32)`, nothing else changed;
 # - `"swap"`: store `tile[t, r] = a[r0 + r, t]` and sum `s += tile[c, t]`;
+# - `"swizzle"`: store `tile[r, (t + r) % 32] = a[r0 + r, t]` and sum `s += tile[t, (c + t) % 32]`;
 # - `"direct"`: drop the tile and the barrier, and sum `s += a[r0 + t, c]`;
 # - `"no-barrier"`: remove `cuda.syncthreads()`.
 #
-# Which one change leaves a kernel whose profile shows no waste (100 % coalescing, no bank
-# conflict, no divergence, no atomic contention) and no race? Predict for each, then profile the
-# one you choose (copy the kernel, change it, and trace it on `args` with the same grid and block).
+# Which one change leaves a correct kernel whose profile shows no waste (100 % coalescing, no
+# bank conflict, no divergence, no atomic contention) and no race? Predict for each, then
+# profile the one you choose: copy the kernel, change it, and trace it on `args` with the same
+# `grid` and `block`. Answer its name.
 
 # %%
 kernel, grid, block, args = slow_launch("09.15")
@@ -538,27 +542,31 @@ staged_profile = profile_trace(trace_launch(kernel, grid, block, *args))
 print(staged_profile.summary())
 print(staged_profile.table())
 ### BEGIN SOLUTION
-# The shared read tile[t, c] puts lane t on word 32 t + c: every lane in bank c, 32-way. A tile
-# 33 wide puts it on word 33 t + c, bank (t + c) mod 32: all different. The store tile[r, t]
-# stays on word 33 r + t, one bank per lane. "swap" moves the conflict to the store (tile[t, r]),
-# "direct" makes the global loads 128 bytes apart again, and "no-barrier" races.
+# The shared read tile[t, c] puts lane t on word 32 t + c: every lane in bank c, 32-way.
+# pad-2: word 34 t + c, bank (2 t + c) mod 32, so lanes t and t + 16 share a bank (2-way).
+# swap: the read becomes free, but the store tile[t, r] puts lane t on word 32 t + r (32-way).
+# direct: the global loads a[r0 + t, c] are 128 bytes apart again. no-barrier: a race.
+# swizzle: the store puts lane t in bank (t + r) mod 32 and the read in bank (c + t) mod 32,
+# different for every lane, and row t still holds a's row r0 + t, only rotated.
 @cuda.jit
-def padded_row_sums(a, out):
-    tile = cuda.shared.array((32, 33), np.float32)
+def swizzled_row_sums(a, out):
+    tile = cuda.shared.array((32, 32), np.float32)
     t = cuda.threadIdx.x
     r0 = cuda.blockIdx.x * 32
     for r in range(32):
-        tile[r, t] = a[r0 + r, t]
+        tile[r, (t + r) % 32] = a[r0 + r, t]
     cuda.syncthreads()
     s = 0.0
     for c in range(32):
-        s += tile[t, c]
+        s += tile[t, (c + t) % 32]
     out[r0 + t] = s
 
 
-padded = profile_trace(trace_launch(padded_row_sums, grid, block, *args))
-print(padded.summary())
-assert padded.safe and padded.coalescing_efficiency == 1 and padded.bank_conflict_degree == 1
-limit = "pad"
+args[1][:] = 0                                                       # the sums, written afresh
+swizzled = profile_trace(trace_launch(swizzled_row_sums, grid, block, *args))
+print(swizzled.summary())
+assert swizzled.safe and swizzled.coalescing_efficiency == 1 and swizzled.bank_conflict_degree == 1
+assert np.allclose(args[1], args[0].sum(axis=1), rtol=1e-5)          # the sums are right
+limit = "swizzle"
 ### END SOLUTION
 check("09.15", limit)

@@ -229,8 +229,17 @@ TP_ONE_NODE = Misconception(
     "08", _SPLIT, "Compare est.times['tensor comm'] at tp = 2, 4 and 8.")
 
 
+NO_TP_FULL_RECOMPUTE = Misconception(
+    "no-tensor-parallelism-at-any-cost", "Tensor parallelism dropped altogether (tp = 1), with full "
+    "recomputation to make it fit: recomputing every layer's forward adds a third to the compute, "
+    "far more than the all-reduces of a small tp cost.", "08", _ZERO,
+    "Compare the compute term of a plan with full recomputation with the tensor-communication term "
+    "of a plan with tp = 2.")
+
+
 def _layout_wrong() -> dict:
-    return {MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
+    return {NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 1),
+            MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
             ZERO3_SLOW: _fastest_layout(lambda plan, est: est.fits and plan.zero_stage < 3),
             TP_ONE_NODE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 8)}
 

@@ -174,7 +174,7 @@ def _padded_row_sums():
 
     @cuda.jit
     def padded_row_sums(a, out):
-        tile = cuda.shared.array((32, 33), np.float32)
+        tile = cuda.shared.array((32, 34), np.float32)
         t = cuda.threadIdx.x
         r0 = cuda.blockIdx.x * 32
         for r in range(32):
@@ -185,6 +185,24 @@ def _padded_row_sums():
             s += tile[t, c]
         out[r0 + t] = s
     return padded_row_sums
+
+
+def _swizzled_row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def swizzled_row_sums(a, out):
+        tile = cuda.shared.array((32, 32), np.float32)
+        t = cuda.threadIdx.x
+        r0 = cuda.blockIdx.x * 32
+        for r in range(32):
+            tile[r, (t + r) % 32] = a[r0 + r, t]
+        cuda.syncthreads()
+        s = 0.0
+        for c in range(32):
+            s += tile[t, (c + t) % 32]
+        out[r0 + t] = s
+    return swizzled_row_sums
 
 
 def _swapped_row_sums():
@@ -237,8 +255,8 @@ def _unsynced_row_sums():
 
 
 #: 09.15's candidate changes, each a whole kernel that the prompt shows as a one- or two-line change.
-_FIXES = {"pad": _padded_row_sums, "swap": _swapped_row_sums, "direct": _direct_row_sums,
-          "no-barrier": _unsynced_row_sums}
+_FIXES = {"pad-2": _padded_row_sums, "swap": _swapped_row_sums, "swizzle": _swizzled_row_sums,
+          "direct": _direct_row_sums, "no-barrier": _unsynced_row_sums}
 FIXES = tuple(_FIXES)
 
 
@@ -269,8 +287,17 @@ BARRIER_AS_COST = Misconception(
     "dropping the barrier breaks.")
 
 
+EVEN_PADDING = Misconception(
+    "even-padding", "Any padding taken to remove conflicts: with 34 words per row, lane t's row starts "
+    "at word 34 t, in bank 2 t mod 32, so lanes t and t + 16 share a bank and the reads still take "
+    "two passes. A padding helps when the row length it makes is odd.", "09", _TRANSPOSE,
+    "Write the bank of tile[t, c] for lanes 0 and 16 with 34 words per row.")
+
+
 def _staged_wrong() -> dict:
     wrong = {}
+    if waste_factors(_profile("09.15", "pad-2"))["bank-conflicts"] > 1:
+        wrong[EVEN_PADDING] = "pad-2"
     if waste_factors(_profile("09.15", "swap"))["bank-conflicts"] > 1:
         wrong[CONFLICT_MOVED] = "swap"
     if waste_factors(_profile("09.15", "direct"))["uncoalesced"] > 1:
@@ -415,13 +442,14 @@ EXERCISES = [
                "Every warp of the large launch does what a warp of the traced one does: scale the "
                "traced sectors (loads and stores) by the ratio of the rows, then take the larger of "
                "F / FP32 peak and Q / bandwidth.",
-               "Sanity check: your bytes moved should be about 8 times 2^20 x 25 x 4 bytes, the data "
-               "the kernel asks for; the time is in microseconds, not seconds.")),
+               "Sanity check: the bytes moved should be several times the bytes the kernel asks for "
+               "(the matrix and the sums); at the traced size the time would be nanoseconds, at the "
+               "production size it is microseconds.")),
     ChoiceExercise(
         "09.15", expected=_the_fix, choices=FIXES, wrong_answers=_staged_wrong,
         concepts=("shared-memory", "coalescing"),
-        form="one of 'pad', 'swap', 'direct' or 'no-barrier': the one change after which the profile "
-             "shows no waste and no race",
+        form="one of 'pad-2', 'swap', 'swizzle', 'direct' or 'no-barrier': the one change after which "
+             "the profile shows no waste and no race",
         hints=("Diagnose first: which row of the profile's table is far from its ideal, and what does "
                "its conflict column mean? A change must fix that row without spoiling another.",
                "For each change, write lane t's index for every memory instruction it has: for shared "
