@@ -348,7 +348,7 @@ EXERCISES = [
                "Sweep decode_step('Llama 3 8B', mig_accelerator('3g.40gb'), b, 2048) over b and keep the b "
                "where fits, t_step_s <= 0.020 and tokens_per_s >= 2800; any of them is valid.")),
     ValueExercise(
-        "08.6", expected=_fastest_layout, rel_tol=1e-6, wrong_answers=_layout_wrong,
+        "08.6", expected=_fastest_layout, rel_tol=1e-3, wrong_answers=_layout_wrong,
         concepts=("training-memory", "comm-vs-compute"),
         form="a float: seconds, the shortest step_time_s of the plans that fit",
         hints=("Read the colleague's estimate: which term of the step would less tensor parallelism "
@@ -356,8 +356,9 @@ EXERCISES = [
                "Look for the knobs of section 4 that cut memory per GPU without adding to the critical "
                "path; then compare every tp and pp of the grid whose plan fits, with its best ZeRO stage "
                "and recomputation.",
-               "Sanity check: your plan must fit in 80 GB per GPU and beat the colleague's step time; "
-               "the plan one tp lower must not fit with any ZeRO stage or recomputation.")),
+               "Sanity check: your plan fits in 80 GB per GPU and beats the colleague's step; every "
+               "plan with a smaller tp either does not fit or pays more for recomputation than it "
+               "saves on all-reduces.")),
     OptimumExercise(
         "08.7", expected=_fewest_micro_batches, feasible=lambda m: _pipeline_feasible(m), goal="smallest",
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
