@@ -1,8 +1,10 @@
 """Checks for lesson 09, the kernel lab (answers in solutions/09_kernel_lab.py).
 
-Each exercise is a ``@cuda.jit`` kernel for one task of ``course_lib.kernels.tasks``, which holds
-the data, the launch, the NumPy reference and the cost targets; nothing is typed here. This
-module imports no part of the kernel lab (nor numba): that happens when a check runs.
+Exercises 09.1 to 09.13 are ``@cuda.jit`` kernels for tasks of ``course_lib.kernels.tasks``, which
+holds the data, the launch, the NumPy reference and the cost targets; nothing is typed here.
+09.14 and 09.15 give the learner a correct but slow kernel and its profile: their answers are
+computed from the traced profiles of that kernel and of the changes 09.15 proposes. This module
+imports no part of the kernel lab (nor numba): that happens when a check runs.
 """
 
 from __future__ import annotations
@@ -23,15 +25,12 @@ def _form(signature: str, what: str) -> str:
     return f"a @cuda.jit kernel {signature} that {what}"
 
 
-# --- 09.14 and 09.15 (diagnose): what limits a correct but slow kernel ------------------------
+# --- 09.14 (predict) and 09.15 (diagnose, then fix): a correct but slow kernel -----------------
 
 _COPY = "5. A coalesced copy and a strided one"
 _TRANSPOSE = "6. A transpose through shared memory, and padding"
 _REDUCTION = "4. A block reduction in shared memory, and the race"
-_TWO_D = "3. Two dimensions, and which way the warp runs"
 
-#: The four limits a diagnosis may name, and the profile figure that measures each one's waste.
-LIMITS = ("uncoalesced", "bank-conflicts", "divergence", "atomics")
 ROWS, COLS = 128, 24          # 09.14's matrix (float32, row-major); 09.15 reads 32-wide rows
 cuda = None                   # the kernel lab's cuda, imported on first use (the tracer swaps this global)
 
