@@ -148,6 +148,10 @@ STORES_FORGOTTEN = Misconception(
     "stores-forgotten", "Only the loads counted: the kernel also writes one float per row, and Q "
     "counts every sector a global instruction touches, stores too.", "09", _PREDICT,
     "Add the store's sectors (the profile's second row) to the loads'.")
+ROWS_FOR_WARPS = Misconception(
+    "per-warp-sectors-per-row", "A warp's sectors multiplied by the rows: one warp sums 32 rows, so "
+    "the large launch has 2^20 / 32 warps, not 2^20.", "09", _PREDICT,
+    "Count the warps of the large launch first, then multiply by one warp's sectors.")
 FLOP_BOUND = Misconception(
     "flop-time-taken", "The FLOP time taken: one add per 4-byte element is far below the FP32 "
     "ridge point, so the bytes set the time.", "09", _PREDICT,
@@ -162,6 +166,7 @@ def _row_sums_wrong() -> dict:
     return {REQUESTED_NOT_MOVED: _row_sums_us(_scaled(profile.global_bytes_requested)),
             NOT_SCALED: predict_time(ROWS * COLS, profile.bytes_moved, PREDICT_ACCELERATOR).t_s * 1e6,
             STORES_FORGOTTEN: _row_sums_us(_scaled(32 * load_sectors)),
+            ROWS_FOR_WARPS: _row_sums_us(_scaled(profile.bytes_moved) * 32),
             FLOP_BOUND: LARGE_ROWS * COLS / get_accelerator(PREDICT_ACCELERATOR).peak("fp32") * 1e6,
             shared("seconds-for-unit", "09", _PREDICT): _row_sums_us() / 1e6}
 
