@@ -13,12 +13,12 @@
 # # 09 · Exercises: the kernel lab
 #
 # Thirteen puzzles on lesson 09, each a real CUDA kernel written in Python with `@cuda.jit`,
-# then two diagnoses of a correct but slow kernel from its profile (09.14, 09.15). The puzzles go
-# from one thread per element, through shared-memory reductions, coalesced transposes and a tiled
-# matmul, to the row softmax in one pass. Fill in the body of each kernel where it says
-# `NotImplementedError` and run the cell. `check` prints one line when the kernel is right;
-# otherwise it names the first problem, the form the answer should take and a first hint.
-# `hint("09.3", 2)` shows the next hint.
+# then a prediction and a diagnosis from the profiles of correct but slow kernels (09.14,
+# 09.15). The puzzles go from one thread per element, through shared-memory reductions,
+# coalesced transposes and a tiled matmul, to the row softmax in one pass. Fill in the body of
+# each kernel where it says `NotImplementedError` and run the cell. `check` prints one line
+# when the kernel is right; otherwise it names the first problem, the form the answer should
+# take and a first hint. `hint("09.3", 2)` shows the next hint.
 #
 # `check` does not need a GPU. It runs your kernel on the course's traced executor, one CUDA
 # thread at a time, on two random sizes that no block size divides, and refuses, in this order:
@@ -300,10 +300,10 @@ check("09.13", online_softmax_kernel)
 # 16-wide tile.
 
 # %% [markdown]
-# ### Exercise 09.14 (diagnose): row sums that crawl
+# ### Exercise 09.14 (predict): row sums at a production size
 #
-# Not every exercise asks for a kernel: this one gives you a correct but slow one and asks what
-# limits it. Each thread sums one row of a row-major float32 matrix of 128 rows and 24 columns:
+# Not every exercise asks for a kernel. Each thread of this correct but slow one sums one row of
+# a row-major float32 matrix:
 #
 # ```python
 # @cuda.jit
@@ -316,12 +316,11 @@ check("09.13", online_softmax_kernel)
 #         out[r] = s
 # ```
 #
-# `slow_launch("09.14")` (from `course_lib.exercise_checks.ex_09`) returns `(kernel, grid, block,
-# args)`, the kernel with its launch and data. **Profile it** with
-# `profile_trace(trace_launch(kernel, grid, block, *args))` and read `.summary()` and `.table()`;
-# then name the one limit that wastes the most: `"uncoalesced"` (global loads that touch more
-# sectors than they need), `"bank-conflicts"` (shared-memory requests served in several passes),
-# `"divergence"` (lanes of a warp idle on another path) or `"atomics"` (many atomics on one address).
+# The cell below traces it on 128 rows of 24 columns, in blocks of 64 threads, and prints the
+# profile. In production the same kernel, in the same blocks of 64, sums the rows of a matrix of
+# **2^20 rows and 24 columns** on an **H100 SXM**. Predict that launch's time with section 9's
+# bound (one add per element; no reuse by the caches), from this profile, and answer it in
+# **microseconds** (a float).
 
 # %%
 from course_lib.exercise_checks.ex_09 import slow_launch
@@ -332,14 +331,14 @@ kernel, grid, block, args = slow_launch("09.14")
 row_profile = profile_trace(trace_launch(kernel, grid, block, *args))
 print(row_profile.summary())
 print(row_profile.table())
-raise NotImplementedError("exercise 09.14: row sums that crawl")
-check("09.14", limit)
+raise NotImplementedError("exercise 09.14: row sums at a production size")
+check("09.14", row_us)
 
 # %% [markdown]
-# ### Exercise 09.15 (diagnose): the staged row sums
+# ### Exercise 09.15 (diagnose, then fix): the staged row sums
 #
-# A colleague fixes 09.14 by staging each block's 32 rows through a shared tile, so that lane `t`
-# loads column `t` (one block of one warp per 32 rows; here the rows are 32 floats long):
+# A colleague stages the rows through a shared tile, so that lane `t` loads column `t` (one
+# block of one warp per 32 rows; here the rows are 32 floats long):
 #
 # ```python
 # @cuda.jit
@@ -356,12 +355,24 @@ check("09.14", limit)
 #     out[r0 + t] = s
 # ```
 #
-# It is still slower than it should be. Profile `slow_launch("09.15")` the same way and name what
-# limits it now, with the same four choices.
+# It is still slower than it should be: the cell below prints its profile. Five changes are
+# proposed, each on its own:
+#
+# - `"pad-2"`: declare the tile `cuda.shared.array((32, 34), np.float32)`, nothing else changed;
+# - `"swap"`: store `tile[t, r] = a[r0 + r, t]` and sum `s += tile[c, t]`;
+# - `"swizzle"`: store `tile[r, (t + r) % 32] = a[r0 + r, t]` and sum `s += tile[t, (c + t) % 32]`;
+# - `"direct"`: drop the tile and the barrier, and sum `s += a[r0 + t, c]`;
+# - `"no-barrier"`: remove `cuda.syncthreads()`.
+#
+# Which one change leaves a correct kernel whose profile shows no waste (100 % coalescing, no
+# bank conflict, no divergence, no atomic contention) and no race? Predict for each, then
+# profile the one you choose: copy the kernel, change it, and trace it on `args` with the same
+# `grid` and `block`. Answer its name.
 
 # %%
 kernel, grid, block, args = slow_launch("09.15")
 staged_profile = profile_trace(trace_launch(kernel, grid, block, *args))
+print(staged_profile.summary())
 print(staged_profile.table())
 raise NotImplementedError("exercise 09.15: the staged row sums")
-check("09.15", limit)
+check("09.15", change)

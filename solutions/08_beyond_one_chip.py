@@ -14,7 +14,7 @@
 #
 # Seven exercises on lesson 08: a prediction, a computation on a real accelerator, an exploration
 # with the ring simulator, a function to write, and three designs (a batch for a MIG slice, a
-# parallel layout, a pipeline's micro-batches). Put your answer in each exercise cell where it says
+# parallel layout that beats a colleague's, a pipeline's micro-batches). Put your answer in each exercise cell where it says
 # `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
 # otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("08.2", 2)` shows the next hint.
@@ -138,23 +138,30 @@ check("08.5", batch)
 
 
 # %% [markdown]
-# ### Exercise 08.6 (design): the fastest parallel layout that fits
+# ### Exercise 08.6 (diagnose, then design): beat a whole node of tensor parallelism
 #
-# You train a 70B model (`model = transformer_for_params(70e9)`) on 256 H100 SXMs, with
-# 4 x 2^20 tokens per step. Choose a plan `ParallelPlan(256, tp, pp, zero_stage, micro_batches,
-# recompute)` (from `course_lib.parallelism`) with `tp` in (1, 2, 4, 8, 16), `pp` in (1, 2, 4, 8),
-# `zero_stage` in (1, 2, 3) and `recompute` in ("none", "selective", "full"); give it
-# `micro_batches = min(32, sequences)`, where `sequences = 4 * 2**20 // (dp * model.seq_len)` are the
-# sequences each of the `dp = 256 // (tp * pp)` replicas gets (skip a plan that leaves fewer than one).
-# `estimate_training_step(model, plan, "H100 SXM", 4 * 2**20)` says whether it fits (`.fits`) and how
-# long a step takes (`.step_time_s`). Among the plans that fit, answer the shortest step time in
-# seconds (a float). Which plan is it, and why does it beat the plan a whole node of tensor
-# parallelism gives?
+# A colleague trains a 70B model (`transformer_for_params(70e9)`) on 256 H100 SXMs with
+# 4 x 2^20 tokens per step, and chose a whole node of tensor parallelism: tp 8, pp 1, ZeRO
+# stage 1, selective recomputation. The cell below prints section 3's estimate of that plan: where
+# the step's time goes, and the memory each GPU needs.
+#
+# Find the fastest plan that fits in memory and answer its step time in seconds (a float). The
+# plans you may choose from: `tp` in (1, 2, 4, 8, 16), `pp` in (1, 2, 4, 8), ZeRO stage in
+# (1, 2, 3) and recomputation in ("none", "selective", "full"); the rest is data parallelism,
+# `dp = 256 // (tp * pp)`. Each replica then gets `sequences = 4 * 2**20 // (dp * model.seq_len)`
+# sequences per step (a plan that leaves it fewer than one is not allowed), and runs them as
+# `min(32, sequences)` micro-batches, as the colleague's plan does.
 
 # %%
 from course_lib.parallelism import ParallelPlan, estimate_training_step, transformer_for_params
 
 model = transformer_for_params(70e9)
+colleague = estimate_training_step(model, ParallelPlan(256, 8, 1, 1, 32, "selective"), "H100 SXM", 4 * 2 ** 20)
+print(f"step {colleague.step_time_s:.2f} s: " + ", ".join(f"{k} {v:.2f} s" for k, v in colleague.times.items() if v))
+print(f"memory per GPU {colleague.memory_bytes / 1e9:.1f} GB of {colleague.capacity_bytes / 1e9:.0f}: "
+      + ", ".join(f"{k} {v / 1e9:.1f} GB" for k, v in colleague.memory.items()))
+
+# %%
 ### BEGIN SOLUTION
 best = None
 for tp in (1, 2, 4, 8, 16):
@@ -178,23 +185,30 @@ check("08.6", step_s)
 # %% [markdown]
 # ### Exercise 08.7 (design): how many micro-batches for an 8-stage pipeline?
 #
-# A model is split into 8 pipeline stages. Each step may idle at most **8 %** of its time
-# (`bubble_fraction`), and each stage has room for the activations of at most **16**
-# micro-batches at once (`peak_in_flight`). Choose the schedule, `"gpipe"` or `"1f1b"`, and the
-# number of micro-batches per step: answer the **fewest** micro-batches that meet both caps with
-# one of the two schedules (an integer). **Predict first** with the lesson's bubble formula, then
-# measure with `simulate_pipeline(8, m, schedule)` (from `course_lib.parallelism`).
+# A model is split into 8 pipeline stages; each step trains **480 sequences**, cut into `m`
+# micro-batches of equal size (so `m` divides 480). The stages are balanced: each takes the same
+# time for a micro-batch's forward, and the same for its backward. Two caps:
+#
+# - the pipeline may idle at most **8 %** of the step;
+# - a stage has room for the activations of at most **32 sequences** at once (a micro-batch's
+#   activations stay on a stage from its forward until its backward).
+#
+# You may run the step with either schedule of section 3, GPipe or 1F1B. Answer the **fewest**
+# micro-batches `m` that meet both caps with one of the two schedules (an integer). Predict with
+# section 3's formulas first, then measure with its pipeline simulator.
 
 # %%
+### BEGIN SOLUTION
 from course_lib.parallelism import simulate_pipeline
 
-### BEGIN SOLUTION
+
 def meets(m, schedule):
     run = simulate_pipeline(8, m, schedule)
-    return run.bubble_fraction <= 0.08 and run.peak_in_flight.max() <= 16
+    held = run.peak_in_flight.max() * (480 // m)          # sequences on the busiest stage
+    return run.bubble_fraction <= 0.08 and held <= 32
 
 
-micro_batches = next(m for m in range(1, 1001) if meets(m, "1f1b") or meets(m, "gpipe"))
+micro_batches = next(m for m in range(1, 481) if 480 % m == 0 and (meets(m, "1f1b") or meets(m, "gpipe")))
 ### END SOLUTION
 check("08.7", micro_batches)
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
 from course_lib.economics import decode_step
-from course_lib.exercise_checks._decision import DecisionExercise
+from course_lib.exercise_checks._decision import DecisionExercise, OptimumExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.sharing import mig_accelerator
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
@@ -218,7 +218,7 @@ def _fastest_layout(keep=lambda plan, est: est.fits) -> float:
 MEMORY_IGNORED = Misconception(
     "fastest-plan-ignoring-memory", "The fastest plan whatever memory it needs: with little "
     "parallelism every GPU holds too many weights, optimizer states and activations to fit in 80 GB.",
-    "08", _ZERO, "Keep only the plans whose estimate_training_step(...).fits is True.")
+    "08", _ZERO, "Compare each plan's memory per GPU with the H100's 80 GB before its time.")
 ZERO3_SLOW = Misconception(
     "zero3-always-slower", "ZeRO stage 3 ruled out as too slow: its gathers of the weights hide "
     "behind the compute here, and the memory it frees lets a plan with less tensor parallelism fit.",
@@ -229,44 +229,81 @@ TP_ONE_NODE = Misconception(
     "08", _SPLIT, "Compare est.times['tensor comm'] at tp = 2, 4 and 8.")
 
 
+NO_TP_FULL_RECOMPUTE = Misconception(
+    "no-tensor-parallelism-at-any-cost", "Tensor parallelism dropped altogether (tp = 1), with full "
+    "recomputation to make it fit: recomputing every layer's forward adds a third to the compute, "
+    "far more than the all-reduces of a small tp cost.", "08", _ZERO,
+    "Compare the compute term of a plan with full recomputation with the tensor-communication term "
+    "of a plan with tp = 2.")
+
+
 def _layout_wrong() -> dict:
-    return {MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
+    return {NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 1),
+            MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
             ZERO3_SLOW: _fastest_layout(lambda plan, est: est.fits and plan.zero_stage < 3),
             TP_ONE_NODE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 8)}
 
 
-# --- 08.7 (design): micro-batches for a pipeline under an idle and a memory cap ---------------
+# --- 08.7 (design): micro-batches for a pipeline under an idle and an activation cap --------
 
-PIPE_STAGES, PIPE_IDLE, PIPE_IN_FLIGHT = 8, 0.08, 16
+PIPE_STAGES, PIPE_IDLE, PIPE_SEQUENCES, PIPE_CAP_SEQUENCES = 8, 0.08, 480, 32
+PIPE_SCHEDULES = ("gpipe", "1f1b")
 
 
-def _pipeline_ok(m, schedule) -> bool:
+@functools.lru_cache(maxsize=None)
+def _pipeline_run(m: int, schedule: str):
     from course_lib.parallelism import simulate_pipeline
-    run = simulate_pipeline(PIPE_STAGES, m, schedule)
-    return run.bubble_fraction <= PIPE_IDLE and int(run.peak_in_flight.max()) <= PIPE_IN_FLIGHT
+    return simulate_pipeline(PIPE_STAGES, m, schedule)
 
 
+def _held_sequences(m: int, schedule: str) -> int:
+    """Sequences whose activations the busiest stage holds at once: micro-batches x their size."""
+    return int(_pipeline_run(m, schedule).peak_in_flight.max()) * (PIPE_SEQUENCES // m)
+
+
+def _pipeline_feasible(m) -> str | None:
+    """None when m micro-batches meet every constraint with one of the schedules, else why not."""
+    if m < 1 or m > PIPE_SEQUENCES or PIPE_SEQUENCES % m:
+        return f"m = {m} does not split the {PIPE_SEQUENCES} sequences into equal micro-batches"
+    bubble = _pipeline_run(m, "1f1b").bubble_fraction       # the same for both schedules
+    if bubble > PIPE_IDLE:
+        return f"with m = {m} the pipeline idles {bubble:.2%} of the step, over the {PIPE_IDLE:.0%} cap"
+    held = {s: _held_sequences(m, s) for s in PIPE_SCHEDULES}
+    if min(held.values()) > PIPE_CAP_SEQUENCES:
+        return (f"with m = {m} the busiest stage holds the activations of {held['1f1b']} sequences under "
+                f"1F1B and {held['gpipe']} under GPipe, over the cap of {PIPE_CAP_SEQUENCES}")
+    return None
+
+
+@functools.lru_cache(maxsize=None)
 def _fewest_micro_batches() -> int:
-    for m in range(1, 1001):
-        if _pipeline_ok(m, "1f1b") or _pipeline_ok(m, "gpipe"):
+    for m in range(1, PIPE_SEQUENCES + 1):
+        if _pipeline_feasible(m) is None:
             return m
-    raise RuntimeError("08.7: no micro-batch count up to 1000 meets both caps")
+    raise RuntimeError("08.7: no micro-batch count meets every constraint")
 
 
-NARAYANAN_FORM = Misconception(
-    "bubble-over-compute-not-step", "The bubble measured against the ideal compute time, (p-1)/m, "
-    "where the share of the whole step, (p-1)/(m+p-1), was asked.", "08", _SPLIT,
-    "Read bubble_fraction from simulate_pipeline: idle time over the whole step.")
-CAP_BOUNDS_M = Misconception(
-    "memory-cap-bounds-micro-batches", "The activation cap taken to bound the number of "
-    "micro-batches: it bounds only those a stage holds at once, and 1F1B holds at most p of them "
-    "however many there are.", "08", _SPLIT,
-    "Compare peak_in_flight of the 'gpipe' and '1f1b' schedules at the same m.")
+def _fewest(keep) -> int:
+    return next(m for m in range(1, PIPE_SEQUENCES + 1) if PIPE_SEQUENCES % m == 0 and keep(m))
 
 
+CAP_IGNORED = Misconception(
+    "activation-cap-ignored", "The fewest micro-batches that meet the idle cap, with the activation "
+    "cap left unchecked: under 1F1B the first stage still holds p micro-batches at once, and each "
+    "is 480 / m sequences.", "08", _SPLIT,
+    "Multiply the micro-batches the busiest stage holds (the simulator's peak_in_flight) by the "
+    "sequences in each, and compare with 32.")
+ONE_IN_FLIGHT = Misconception(
+    "one-f-one-b-holds-one", "1F1B taken to hold one micro-batch per stage: it alternates forward "
+    "and backward only once the pipe is full, and the first stage has started p forwards by then.",
+    "08", _SPLIT, "Read the simulator's peak_in_flight per stage: which stage holds the most?")
 def _micro_batches_wrong() -> dict:
-    narayanan = next(m for m in range(1, 1001) if (PIPE_STAGES - 1) / m <= PIPE_IDLE)
-    return {NARAYANAN_FORM: narayanan, CAP_BOUNDS_M: PIPE_IN_FLIGHT}
+    idle_ok = lambda m: _pipeline_run(m, "1f1b").bubble_fraction <= PIPE_IDLE      # noqa: E731
+    wrong = {CAP_IGNORED: _fewest(idle_ok),
+             ONE_IN_FLIGHT: _fewest(lambda m: idle_ok(m) and PIPE_SEQUENCES // m <= PIPE_CAP_SEQUENCES)}
+    if _fewest_micro_batches() in wrong.values():
+        raise RuntimeError("08.7: the activation cap must bind, or the exercise sets no trap")
+    return wrong
 
 
 EXERCISES = [
@@ -311,23 +348,30 @@ EXERCISES = [
                "Sweep decode_step('Llama 3 8B', mig_accelerator('3g.40gb'), b, 2048) over b and keep the b "
                "where fits, t_step_s <= 0.020 and tokens_per_s >= 2800; any of them is valid.")),
     ValueExercise(
-        "08.6", expected=_fastest_layout, rel_tol=1e-6, wrong_answers=_layout_wrong,
+        "08.6", expected=_fastest_layout, rel_tol=1e-3, wrong_answers=_layout_wrong,
         concepts=("training-memory", "comm-vs-compute"),
         form="a float: seconds, the shortest step_time_s of the plans that fit",
-        hints=("Two demands pull apart: more tensor or pipeline parallelism cuts the memory per GPU, "
-               "and adds exposed communication or a bubble to the step.",
-               "Build each plan as the statement says, estimate it, and drop the ones whose .fits is "
-               "False before comparing times.",
-               "ZeRO stage 3 divides the weights too; its traffic is hidden behind the backward pass "
-               "unless it exceeds it.")),
-    ValueExercise(
-        "08.7", expected=_fewest_micro_batches, rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
+        hints=("Read the colleague's estimate: which term of the step would less tensor parallelism "
+               "shrink, and what stops you from lowering it? Memory per GPU is what tp and pp buy.",
+               "Look for the knobs of section 4 that cut memory per GPU without adding to the critical "
+               "path; then compare every tp and pp of the grid whose plan fits, with its best ZeRO stage "
+               "and recomputation.",
+               "Sanity check: your plan fits in 80 GB per GPU and beats the colleague's step; every "
+               "plan with a smaller tp either does not fit or pays more for recomputation than it "
+               "saves on all-reduces.")),
+    OptimumExercise(
+        "08.7", expected=_fewest_micro_batches, feasible=lambda m: _pipeline_feasible(m), goal="smallest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
         concepts=("comm-vs-compute", "training-memory"),
-        form="an integer: the fewest micro-batches per step that meet both caps with one of the two "
-             "schedules (exact)",
-        hints=("Two caps pull apart: more micro-batches shrink the bubble, and under GPipe every one "
-               "of them is in flight at once.",
-               "simulate_pipeline(8, m, schedule) reports bubble_fraction and peak_in_flight; 1F1B "
-               "keeps far fewer micro-batches alive than GPipe.",
-               "Predict with (p - 1) / (m + p - 1) <= 0.08, then confirm the smallest m with the simulator.")),
+        form="an integer: the fewest micro-batches per step (equal whole micro-batches of the 480 "
+             "sequences) that meet the 8 % idle cap and the 32-sequence activation cap with one of "
+             "the two schedules",
+        hints=("Two caps pull apart: more micro-batches shrink the bubble; the activation cap counts "
+               "sequences, so it depends on how many micro-batches a stage holds at once and how big "
+               "each one is.",
+               "Predict the idle cap's bound with section 3's bubble formula; then, for the allowed m "
+               "above it, simulate both schedules and read how many micro-batches the busiest stage "
+               "holds at once.",
+               "Sanity check: at your m, one schedule must hold at most 32 sequences on every stage, "
+               "and the next smaller allowed m must break one of the two caps.")),
 ]

@@ -1,16 +1,22 @@
 """Checks for lesson 09, the kernel lab (answers in solutions/09_kernel_lab.py).
 
-Each exercise is a ``@cuda.jit`` kernel for one task of ``course_lib.kernels.tasks``, which holds
-the data, the launch, the NumPy reference and the cost targets; nothing is typed here. This
-module imports no part of the kernel lab (nor numba): that happens when a check runs.
+Exercises 09.1 to 09.13 are ``@cuda.jit`` kernels for tasks of ``course_lib.kernels.tasks``, which
+holds the data, the launch, the NumPy reference and the cost targets; nothing is typed here.
+09.14 and 09.15 give the learner a correct but slow kernel and its profile: their answers are
+computed from the traced profiles of that kernel and of the changes 09.15 proposes. This module
+imports no part of the kernel lab (nor numba): that happens when a check runs.
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from course_lib._validate import check_choice
-from course_lib.checks import ChoiceExercise, KernelExercise, Misconception
+from course_lib.checks import ChoiceExercise, KernelExercise, Misconception, ValueExercise
+from course_lib.exercise_checks.misconceptions import shared
+from course_lib.hardware import get_accelerator
 
 __all__ = ["EXERCISES", "slow_launch", "diagnose"]
 
@@ -19,15 +25,12 @@ def _form(signature: str, what: str) -> str:
     return f"a @cuda.jit kernel {signature} that {what}"
 
 
-# --- 09.14 and 09.15 (diagnose): what limits a correct but slow kernel ------------------------
+# --- 09.14 (predict) and 09.15 (diagnose, then fix): a correct but slow kernel -----------------
 
 _COPY = "5. A coalesced copy and a strided one"
 _TRANSPOSE = "6. A transpose through shared memory, and padding"
 _REDUCTION = "4. A block reduction in shared memory, and the race"
-_TWO_D = "3. Two dimensions, and which way the warp runs"
 
-#: The four limits a diagnosis may name, and the profile figure that measures each one's waste.
-LIMITS = ("uncoalesced", "bank-conflicts", "divergence", "atomics")
 ROWS, COLS = 128, 24          # 09.14's matrix (float32, row-major); 09.15 reads 32-wide rows
 cuda = None                   # the kernel lab's cuda, imported on first use (the tracer swaps this global)
 
@@ -93,59 +96,221 @@ def waste_factors(profile) -> dict:
             "atomics": max(1, profile.atomic_max_contention)}
 
 
-def diagnose(exercise_id: str) -> str:
-    """The limit whose waste factor is largest (there must be one clear winner)."""
+@functools.lru_cache(maxsize=None)
+def _profile(exercise_id: str, fix: str | None = None):
+    """The profile of 09.14's or 09.15's kernel (or of one of 09.15's changes) on its data."""
     from course_lib.kernels.profile import profile_trace
     from course_lib.kernels.trace import trace_launch
 
     kernel, grid, block, args = slow_launch(exercise_id)
-    factors = waste_factors(profile_trace(trace_launch(kernel, grid, block, *args)))
+    if fix is not None:
+        kernel = _FIXES[fix]()
+    return profile_trace(trace_launch(kernel, grid, block, *args))
+
+
+def diagnose(exercise_id: str) -> str:
+    """The limit whose waste factor is largest (there must be one clear winner)."""
+    factors = waste_factors(_profile(check_choice("exercise_id", exercise_id, ("09.14", "09.15"))))
     ranked = sorted(factors, key=factors.get, reverse=True)
     if not factors[ranked[0]] > 2 * factors[ranked[1]]:
         raise RuntimeError(f"{exercise_id}: no single limit stands out: {factors}")
     return ranked[0]
 
 
-LOOP_DIVERGES = Misconception(
-    "loop-means-divergence", "A loop taken to diverge: divergence needs lanes of one warp to take "
-    "different paths, and here every lane runs the same trip count.", "09", _TWO_D,
-    "Read the profile's SIMT efficiency: how far below 100 % is it?")
-CONFLICTS_WITHOUT_SHARED = Misconception(
-    "bank-conflicts-in-global-memory", "Bank conflicts named for a kernel that never touches shared "
-    "memory: banks belong to shared memory; in global memory the cost of spread-out lanes is the "
-    "sectors they touch.", "09", _COPY,
-    "Look at the profile's table: which memory space does each instruction use?")
-ATOMICS_WITHOUT_ATOMICS = Misconception(
-    "atomics-without-atomics", "Atomic contention named for a kernel with no atomic at all: each "
-    "thread writes its own element once.", "09", _REDUCTION,
-    "Count the atomics in the profile's summary, then look at the global loads' sectors per request.")
-STILL_UNCOALESCED = Misconception(
-    "staging-still-uncoalesced", "The staged kernel taken to be as uncoalesced as the naive one: "
-    "its global loads now put lane t on column t, neighbouring addresses, and it moves only the "
-    "sectors it needs; the cost moved into shared memory.", "09", _TRANSPOSE,
-    "Compare the global loads' sectors per request in profile.table() with the shared reads' "
-    "conflict column.")
-STAGED_LOOP_DIVERGES = Misconception(
-    "staged-loop-diverges", "The loops or the barrier taken for divergence: all 32 lanes of the "
-    "block's one warp run both loops the same number of times.", "09", _TWO_D,
-    "Read the profile's SIMT efficiency and divergent warps.")
-STAGED_ATOMICS = Misconception(
-    "staged-atomics", "Atomic contention named for a kernel with no atomic: the barrier makes "
-    "threads wait for each other, but no two threads update one address.", "09", _REDUCTION,
-    "Count the atomics in the profile's summary; then read the shared reads' conflict column.")
+# --- 09.14 (predict): the row sums at a production size, from the traced profile ----------------
+
+_PREDICT = "9. From a profile to a predicted time"
+LARGE_ROWS, PREDICT_ACCELERATOR = 2 ** 20, "H100 SXM"
+
+
+def _scaled(count: float) -> float:
+    """A count of the traced 128-row launch scaled to LARGE_ROWS rows (every warp of the kernel
+    does the same work, so the count grows with the rows)."""
+    return count * LARGE_ROWS / ROWS
+
+
+def _row_sums_us(bytes_moved=None) -> float:
+    from course_lib.kernels.profile import predict_time
+    q = _scaled(_profile("09.14").bytes_moved) if bytes_moved is None else bytes_moved
+    return predict_time(LARGE_ROWS * COLS, q, PREDICT_ACCELERATOR).t_s * 1e6     # one add per element
+
+
+REQUESTED_NOT_MOVED = Misconception(
+    "requested-bytes-not-sectors", "The bytes the kernel asks for taken as the bytes it moves: a "
+    "warp's load whose lanes are 96 bytes apart touches one 32-byte sector per lane and uses 4 "
+    "bytes of each.", "09", _COPY,
+    "Read the sectors per request of the load in the profile's table, and count 32 bytes per sector.")
+NOT_SCALED = Misconception(
+    "traced-size-not-scaled", "The time of the traced 128-row launch, not of the 2^20-row one: "
+    "every warp moves the same sectors, so the bytes grow with the rows.", "09", _PREDICT,
+    "Scale the traced bytes by 2^20 / 128 before dividing by the bandwidth.")
+STORES_FORGOTTEN = Misconception(
+    "stores-forgotten", "Only the loads counted: the kernel also writes one float per row, and Q "
+    "counts every sector a global instruction touches, stores too.", "09", _PREDICT,
+    "Add the store's sectors (the profile's second row) to the loads'.")
+ROWS_FOR_WARPS = Misconception(
+    "per-warp-sectors-per-row", "A warp's sectors multiplied by the rows: one warp sums 32 rows, so "
+    "the large launch has 2^20 / 32 warps, not 2^20.", "09", _PREDICT,
+    "Count the warps of the large launch first, then multiply by one warp's sectors.")
+FLOP_BOUND = Misconception(
+    "flop-time-taken", "The FLOP time taken: one add per 4-byte element is far below the FP32 "
+    "ridge point, so the bytes set the time.", "09", _PREDICT,
+    "Compute both F / peak and Q / bandwidth and keep the larger.")
 
 
 def _row_sums_wrong() -> dict:
-    return {LOOP_DIVERGES: "divergence", CONFLICTS_WITHOUT_SHARED: "bank-conflicts",
-            ATOMICS_WITHOUT_ATOMICS: "atomics"}
+    from course_lib.kernels.profile import predict_time
+    profile = _profile("09.14")
+    load_sectors = sum(i.sectors for i in profile.instructions
+                       if i.space == "global" and i.op == "load")
+    return {REQUESTED_NOT_MOVED: _row_sums_us(_scaled(profile.global_bytes_requested)),
+            NOT_SCALED: predict_time(ROWS * COLS, profile.bytes_moved, PREDICT_ACCELERATOR).t_s * 1e6,
+            STORES_FORGOTTEN: _row_sums_us(_scaled(32 * load_sectors)),
+            ROWS_FOR_WARPS: _row_sums_us(_scaled(profile.bytes_moved) * 32),
+            FLOP_BOUND: LARGE_ROWS * COLS / get_accelerator(PREDICT_ACCELERATOR).peak("fp32") * 1e6,
+            shared("seconds-for-unit", "09", _PREDICT): _row_sums_us() / 1e6}
+
+
+# --- 09.15 (diagnose, then fix): which change mends the staged row sums -----------------------
+
+def _padded_row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def padded_row_sums(a, out):
+        tile = cuda.shared.array((32, 34), np.float32)
+        t = cuda.threadIdx.x
+        r0 = cuda.blockIdx.x * 32
+        for r in range(32):
+            tile[r, t] = a[r0 + r, t]
+        cuda.syncthreads()
+        s = 0.0
+        for c in range(32):
+            s += tile[t, c]
+        out[r0 + t] = s
+    return padded_row_sums
+
+
+def _swizzled_row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def swizzled_row_sums(a, out):
+        tile = cuda.shared.array((32, 32), np.float32)
+        t = cuda.threadIdx.x
+        r0 = cuda.blockIdx.x * 32
+        for r in range(32):
+            tile[r, (t + r) % 32] = a[r0 + r, t]
+        cuda.syncthreads()
+        s = 0.0
+        for c in range(32):
+            s += tile[t, (c + t) % 32]
+        out[r0 + t] = s
+    return swizzled_row_sums
+
+
+def _swapped_row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def swapped_row_sums(a, out):
+        tile = cuda.shared.array((32, 32), np.float32)
+        t = cuda.threadIdx.x
+        r0 = cuda.blockIdx.x * 32
+        for r in range(32):
+            tile[t, r] = a[r0 + r, t]
+        cuda.syncthreads()
+        s = 0.0
+        for c in range(32):
+            s += tile[c, t]
+        out[r0 + t] = s
+    return swapped_row_sums
+
+
+def _direct_row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def direct_row_sums(a, out):
+        t = cuda.threadIdx.x
+        r0 = cuda.blockIdx.x * 32
+        s = 0.0
+        for c in range(32):
+            s += a[r0 + t, c]
+        out[r0 + t] = s
+    return direct_row_sums
+
+
+def _unsynced_row_sums():
+    _import_cuda()
+
+    @cuda.jit
+    def unsynced_row_sums(a, out):
+        tile = cuda.shared.array((32, 32), np.float32)
+        t = cuda.threadIdx.x
+        r0 = cuda.blockIdx.x * 32
+        for r in range(32):
+            tile[r, t] = a[r0 + r, t]
+        s = 0.0
+        for c in range(32):
+            s += tile[t, c]
+        out[r0 + t] = s
+    return unsynced_row_sums
+
+
+#: 09.15's candidate changes, each a whole kernel that the prompt shows as a one- or two-line change.
+_FIXES = {"pad-2": _padded_row_sums, "swap": _swapped_row_sums, "swizzle": _swizzled_row_sums,
+          "direct": _direct_row_sums, "no-barrier": _unsynced_row_sums}
+FIXES = tuple(_FIXES)
+
+
+def _mends(profile) -> bool:
+    return profile.safe and all(f == 1 for f in waste_factors(profile).values())
+
+
+def _the_fix() -> str:
+    mended = [fix for fix in FIXES if _mends(_profile("09.15", fix))]
+    if len(mended) != 1:
+        raise RuntimeError(f"09.15 must have exactly one change that mends the kernel: {mended}")
+    return mended[0]
+
+
+CONFLICT_MOVED = Misconception(
+    "conflict-moved-to-stores", "Swapping the tile's indices moves the conflict, it does not remove "
+    "it: the reads then run along a row of the tile, but the stores put lane t at tile[t, r], 32 "
+    "words apart, all in one bank.", "09", _TRANSPOSE,
+    "For each shared instruction of the changed kernel, write lane t's word index and take it mod 32.")
+BACK_TO_UNCOALESCED = Misconception(
+    "staging-undone", "Reading a directly undoes the staging: lane t then reads row r0 + t, 128 "
+    "bytes from its neighbour's, and every load touches 32 sectors again.", "09", _COPY,
+    "How many bytes apart are lane 0's and lane 1's addresses in a[r0 + t, c]?")
+BARRIER_AS_COST = Misconception(
+    "barrier-taken-for-the-cost", "The barrier taken for the cost: without it a lane may read "
+    "tile elements another lane has not stored yet (a race), and the reads still conflict 32-way.",
+    "09", _REDUCTION, "Who writes tile[t, c], and who reads it? The profile's safety line says what "
+    "dropping the barrier breaks.")
+
+
+EVEN_PADDING = Misconception(
+    "even-padding", "Any padding taken to remove conflicts: with 34 words per row, lane t's row starts "
+    "at word 34 t, in bank 2 t mod 32, so lanes t and t + 16 share a bank and the reads still take "
+    "two passes. A padding helps when the row length it makes is odd.", "09", _TRANSPOSE,
+    "Write the bank of tile[t, c] for lanes 0 and 16 with 34 words per row.")
 
 
 def _staged_wrong() -> dict:
-    return {STILL_UNCOALESCED: "uncoalesced", STAGED_LOOP_DIVERGES: "divergence",
-            STAGED_ATOMICS: "atomics"}
+    wrong = {}
+    if waste_factors(_profile("09.15", "pad-2"))["bank-conflicts"] > 1:
+        wrong[EVEN_PADDING] = "pad-2"
+    if waste_factors(_profile("09.15", "swap"))["bank-conflicts"] > 1:
+        wrong[CONFLICT_MOVED] = "swap"
+    if waste_factors(_profile("09.15", "direct"))["uncoalesced"] > 1:
+        wrong[BACK_TO_UNCOALESCED] = "direct"
+    if not _profile("09.15", "no-barrier").safe:
+        wrong[BARRIER_AS_COST] = "no-barrier"
+    return wrong
 
 
-_LIMITS_FORM = "one of 'uncoalesced', 'bank-conflicts', 'divergence' or 'atomics': what limits this kernel"
 
 EXERCISES = [
     KernelExercise(
@@ -270,20 +435,30 @@ EXERCISES = [
                "in a tree over two shared arrays.",
                "Merge step for t < stride: m_new = max(m_a, m_b); s = s_a * exp(m_a - m_new) + "
                "s_b * exp(m_b - m_new); then one last strided pass writes exp(x - m) / s.")),
+    ValueExercise(
+        "09.14", expected=_row_sums_us, rel_tol=1e-3, wrong_answers=_row_sums_wrong,
+        concepts=("coalescing",),
+        form="a float: microseconds, section 9's predicted time of row_sums on 2^20 rows x 24 columns "
+             "on an H100 SXM",
+        hints=("Section 9's bound needs the FLOP and the bytes moved, Q = 32 x sectors; the profile "
+               "of the small launch tells you how many sectors each warp touches, which may be far "
+               "more than the bytes it asks for.",
+               "Every warp of the large launch does what a warp of the traced one does: scale the "
+               "traced sectors (loads and stores) by the ratio of the rows, then take the larger of "
+               "F / FP32 peak and Q / bandwidth.",
+               "Sanity check: the bytes moved should be several times the bytes the kernel asks for "
+               "(the matrix and the sums); at the traced size the time would be nanoseconds, at the "
+               "production size it is microseconds.")),
     ChoiceExercise(
-        "09.14", expected=lambda: diagnose("09.14"), choices=LIMITS, wrong_answers=_row_sums_wrong,
-        concepts=("coalescing",), form=_LIMITS_FORM,
-        hints=("Profile before you guess: profile_trace(trace_launch(kernel, grid, block, *args)), "
-               "then .summary() and .table().",
-               "Each limit has a figure in the profile: coalescing efficiency, worst conflict degree, "
-               "SIMT efficiency, atomics on one address. Which is far from its ideal?",
-               "How many bytes apart are lane 0's and lane 1's addresses in a[r, c]? How many "
-               "sectors does one warp's load touch for 128 bytes asked?")),
-    ChoiceExercise(
-        "09.15", expected=lambda: diagnose("09.15"), choices=LIMITS, wrong_answers=_staged_wrong,
-        concepts=("shared-memory", "coalescing"), form=_LIMITS_FORM,
-        hints=("Profile it as in 09.14 and read profile.table(): one row per memory instruction.",
-               "The global loads changed since 09.14; look at the shared-memory rows too.",
-               "In tile[t, c], how many words apart are lane 0's and lane 1's elements, and which "
-               "bank does each fall in?")),
+        "09.15", expected=_the_fix, choices=FIXES, wrong_answers=_staged_wrong,
+        concepts=("shared-memory", "coalescing"),
+        form="one of 'pad-2', 'swap', 'swizzle', 'direct' or 'no-barrier': the one change after which "
+             "the profile shows no waste and no race",
+        hints=("Diagnose first: which row of the profile's table is far from its ideal, and what does "
+               "its conflict column mean? A change must fix that row without spoiling another.",
+               "For each change, write lane t's index for every memory instruction it has: for shared "
+               "memory the bank is the word index mod 32; for global memory, how far apart are "
+               "neighbouring lanes' addresses? Then profile the change you trust to confirm it.",
+               "Sanity check: after the right change the summary reads 100 % coalescing, no conflict "
+               "worse than 1-way, and no race.")),
 ]
