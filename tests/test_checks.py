@@ -390,7 +390,9 @@ def test_every_likely_wrong_answer_is_rejected(exercise_id):
     slips and misconceptions), and generic slips of a number, all raise ExerciseError."""
     ex = get_exercise(exercise_id)
     assert ex.wrong_answers is not None, f"{exercise_id}: list its likely wrong answers (wrong_answers=...)"
-    ex = dataclasses.replace(ex, expected=functools.cache(ex.expected))    # computed once, not per answer
+    # expected and the wrong answers computed once per learner, not again for every answer tried
+    ex = dataclasses.replace(ex, expected=functools.cache(ex.expected),
+                             wrong_answers=functools.cache(ex.wrong_answers))
     passed = []
     for learner in LEARNERS if ex.variants else (None,):
         params = checks._params(ex, learner)

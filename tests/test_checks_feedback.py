@@ -8,6 +8,8 @@ rejected and named, with a real section of its lesson to read again.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import math
 import os
@@ -63,6 +65,17 @@ def _listed(ex, learner=None) -> dict:
     return ex.wrong_answers(**checks._params(ex, learner)) if ex.wrong_answers else {}
 
 
+@functools.cache
+def _exercise(exercise_id):
+    """The registered exercise with its answer and wrong answers computed once per learner: these
+    tests try many answers, and each check would compute both again."""
+    ex = get_exercise(exercise_id)
+    if isinstance(ex, (ValueExercise, ChoiceExercise)) and ex.wrong_answers is not None:
+        ex = dataclasses.replace(ex, expected=functools.cache(ex.expected),
+                                 wrong_answers=functools.cache(ex.wrong_answers))
+    return ex
+
+
 def _learners(ex):
     return LEARNERS if getattr(ex, "variants", None) is not None else (None,)
 
@@ -73,7 +86,7 @@ def _learners(ex):
 
 @pytest.mark.parametrize("exercise_id", NON_KERNEL)
 def test_every_listed_misconception_is_rejected_and_named(exercise_id):
-    ex = get_exercise(exercise_id)
+    ex = _exercise(exercise_id)
     for learner in _learners(ex):
         listed = _listed(ex, learner)
         assert listed, f"{exercise_id}: list the wrong answers that known misconceptions produce"
@@ -134,7 +147,7 @@ def test_a_right_answer_is_never_reported_as_a_misconception():
     """No listed wrong answer lies within the matching tolerance of the right one (so no answer
     the check accepts could ever be named), and right answers pass on their own."""
     for exercise_id in NON_KERNEL:
-        ex = get_exercise(exercise_id)
+        ex = _exercise(exercise_id)
         if isinstance(ex, FunctionExercise):
             assert "correct" in ex.check(ex.reference)
             continue
