@@ -481,7 +481,7 @@ check("09.13", online_softmax_kernel)
 # **microseconds** (a float).
 
 # %%
-from course_lib.exercise_checks.ex_09 import slow_launch
+from course_lib.kernels.slow import slow_launch
 from course_lib.kernels.profile import profile_trace
 from course_lib.kernels.trace import trace_launch
 

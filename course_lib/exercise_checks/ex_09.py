@@ -13,12 +13,12 @@ import functools
 
 import numpy as np
 
-from course_lib._validate import check_choice
 from course_lib.checks import ChoiceExercise, KernelExercise, Misconception, ValueExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
+from course_lib.kernels.slow import COLS, ROWS, slow_launch
 
-__all__ = ["EXERCISES", "slow_launch", "diagnose"]
+__all__ = ["EXERCISES"]
 
 
 def _form(signature: str, what: str) -> str:
@@ -31,59 +31,12 @@ _COPY = "5. A coalesced copy and a strided one"
 _TRANSPOSE = "6. A transpose through shared memory, and padding"
 _REDUCTION = "4. A block reduction in shared memory, and the race"
 
-ROWS, COLS = 128, 24          # 09.14's matrix (float32, row-major); 09.15 reads 32-wide rows
 cuda = None                   # the kernel lab's cuda, imported on first use (the tracer swaps this global)
 
 
 def _import_cuda():
     global cuda
     from course_lib.kernels import cuda
-
-
-def _row_sums():
-    _import_cuda()
-
-    @cuda.jit
-    def row_sums(a, out):
-        r = cuda.grid(1)
-        if r < a.shape[0]:
-            s = 0.0
-            for c in range(a.shape[1]):
-                s += a[r, c]
-            out[r] = s
-    return row_sums
-
-
-def _staged_row_sums():
-    _import_cuda()
-
-    @cuda.jit
-    def staged_row_sums(a, out):
-        tile = cuda.shared.array((32, 32), np.float32)
-        t = cuda.threadIdx.x
-        r0 = cuda.blockIdx.x * 32
-        for r in range(32):                  # lane t loads column t of 32 rows: coalesced
-            tile[r, t] = a[r0 + r, t]
-        cuda.syncthreads()
-        s = 0.0
-        for c in range(32):                  # lane t sums row t of the tile
-            s += tile[t, c]
-        out[r0 + t] = s
-    return staged_row_sums
-
-
-def slow_launch(exercise_id: str):
-    """``(kernel, grid, block, args)`` of the correct but slow kernel of exercise 09.14 or 09.15,
-    with its data (random float32): ``trace_launch(kernel, grid, block, *args)`` runs it."""
-    exercise_id = check_choice("exercise_id", exercise_id, ("09.14", "09.15"))
-    rng = np.random.default_rng(914)
-    if exercise_id == "09.14":
-        a = rng.standard_normal((ROWS, COLS)).astype(np.float32)
-        return _row_sums(), ROWS // 64, 64, (a, np.zeros(ROWS, np.float32))
-    if exercise_id == "09.15":
-        a = rng.standard_normal((ROWS, 32)).astype(np.float32)
-        return _staged_row_sums(), ROWS // 32, 32, (a, np.zeros(ROWS, np.float32))
-    raise ValueError(f"exercise_id must be '09.14' or '09.15', got {exercise_id!r}")
 
 
 def waste_factors(profile) -> dict:
@@ -106,15 +59,6 @@ def _profile(exercise_id: str, fix: str | None = None):
     if fix is not None:
         kernel = _FIXES[fix]()
     return profile_trace(trace_launch(kernel, grid, block, *args))
-
-
-def diagnose(exercise_id: str) -> str:
-    """The limit whose waste factor is largest (there must be one clear winner)."""
-    factors = waste_factors(_profile(check_choice("exercise_id", exercise_id, ("09.14", "09.15"))))
-    ranked = sorted(factors, key=factors.get, reverse=True)
-    if not factors[ranked[0]] > 2 * factors[ranked[1]]:
-        raise RuntimeError(f"{exercise_id}: no single limit stands out: {factors}")
-    return ranked[0]
 
 
 # --- 09.14 (predict): the row sums at a production size, from the traced profile ----------------
