@@ -288,3 +288,45 @@ if _nbval_plugin is not None:
             for item in reversed(first):
                 yield _nbval_plugin.IPyNbCell.from_parent(self, name=f"{item.name} again, after the cells below it",
                                                           cell_num=item.cell_num, cell=item.cell, options=item.options)
+
+
+# --- Scheduling: the longest work first -------------------------------------------------------
+# `make test` runs two workers that take whole files (--dist loadfile). xdist hands out files with
+# the most items first, which leaves the slow files of few items (the nbgrader round trip, the API
+# walk, the progress run that waits for a timeout) for last, where one worker runs them while the
+# other idles. Here the lessons and solutions (seconds each) go first, then the test files known
+# to be slow, then the rest by number of items; the order inside a file is unchanged. A file
+# missing from the list is only scheduled later, never skipped.
+_SLOW_TEST_FILES = ("test_exercises_robust.py", "test_nbgrader.py", "test_api_walk.py", "test_exercises.py",
+                    "test_checks.py", "test_widgets_controls.py", "test_kernels.py", "test_checks_feedback.py",
+                    "test_mastery.py")
+
+
+def pytest_configure(config):
+    if getattr(config.option, "dist", "no") == "loadfile":
+        config.option.loadscopereorder = False        # keep the order set below
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """xdist, for each worker: tell it to order its collection (a worker's own dist is "no")."""
+    if getattr(node.config.option, "dist", "no") == "loadfile":
+        node.workerinput["course_heavy_first"] = True
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not getattr(config, "workerinput", {}).get("course_heavy_first"):
+        return
+    counts: dict = {}
+    for item in items:
+        counts[item.path] = counts.get(item.path, 0) + 1
+
+    def rank(item):
+        path = item.path
+        if path.parent.name in _LESSON_DIRS:
+            return (0, path.parent.name == "solutions", 0, str(path))   # lessons, then solutions
+        if path.name in _SLOW_TEST_FILES:
+            return (1, 0, _SLOW_TEST_FILES.index(path.name), str(path))
+        return (2, 0, -counts[path], str(path))
+
+    items.sort(key=rank)

@@ -16,7 +16,6 @@ import numpy as np
 from course_lib.checks import ChoiceExercise, KernelExercise, Misconception, ValueExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator
-from course_lib.kernels.slow import COLS, ROWS, slow_launch
 
 __all__ = ["EXERCISES"]
 
@@ -39,6 +38,13 @@ def _import_cuda():
     from course_lib.kernels import cuda
 
 
+def _slow():
+    """course_lib.kernels.slow, imported when a check runs (importing the checks imports no part
+    of the kernel lab)."""
+    from course_lib.kernels import slow
+    return slow
+
+
 def waste_factors(profile) -> dict:
     """How many times its ideal each limit makes the kernel work, from a ``KernelProfile``:
     sectors moved over sectors needed, the worst bank-conflict degree, issue slots over useful
@@ -55,7 +61,7 @@ def _profile(exercise_id: str, fix: str | None = None):
     from course_lib.kernels.profile import profile_trace
     from course_lib.kernels.trace import trace_launch
 
-    kernel, grid, block, args = slow_launch(exercise_id)
+    kernel, grid, block, args = _slow().slow_launch(exercise_id)
     if fix is not None:
         kernel = _FIXES[fix]()
     return profile_trace(trace_launch(kernel, grid, block, *args))
@@ -70,13 +76,13 @@ LARGE_ROWS, PREDICT_ACCELERATOR = 2 ** 20, "H100 SXM"
 def _scaled(count: float) -> float:
     """A count of the traced 128-row launch scaled to LARGE_ROWS rows (every warp of the kernel
     does the same work, so the count grows with the rows)."""
-    return count * LARGE_ROWS / ROWS
+    return count * LARGE_ROWS / _slow().ROWS
 
 
 def _row_sums_us(bytes_moved=None) -> float:
     from course_lib.kernels.profile import predict_time
     q = _scaled(_profile("09.14").bytes_moved) if bytes_moved is None else bytes_moved
-    return predict_time(LARGE_ROWS * COLS, q, PREDICT_ACCELERATOR).t_s * 1e6     # one add per element
+    return predict_time(LARGE_ROWS * _slow().COLS, q, PREDICT_ACCELERATOR).t_s * 1e6     # one add per element
 
 
 REQUESTED_NOT_MOVED = Misconception(
@@ -108,10 +114,10 @@ def _row_sums_wrong() -> dict:
     load_sectors = sum(i.sectors for i in profile.instructions
                        if i.space == "global" and i.op == "load")
     return {REQUESTED_NOT_MOVED: _row_sums_us(_scaled(profile.global_bytes_requested)),
-            NOT_SCALED: predict_time(ROWS * COLS, profile.bytes_moved, PREDICT_ACCELERATOR).t_s * 1e6,
+            NOT_SCALED: predict_time(_slow().ROWS * _slow().COLS, profile.bytes_moved, PREDICT_ACCELERATOR).t_s * 1e6,
             STORES_FORGOTTEN: _row_sums_us(_scaled(32 * load_sectors)),
             ROWS_FOR_WARPS: _row_sums_us(_scaled(profile.bytes_moved) * 32),
-            FLOP_BOUND: LARGE_ROWS * COLS / get_accelerator(PREDICT_ACCELERATOR).peak("fp32") * 1e6,
+            FLOP_BOUND: LARGE_ROWS * _slow().COLS / get_accelerator(PREDICT_ACCELERATOR).peak("fp32") * 1e6,
             shared("seconds-for-unit", "09", _PREDICT): _row_sums_us() / 1e6}
 
 
