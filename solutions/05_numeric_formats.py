@@ -159,13 +159,15 @@ check("05.6", margin)
 # range table reads from `ml_dtypes`.
 
 # %% [markdown]
-# ### Exercise 05.7 (design): a weight format within a memory budget and an error budget
+# ### Exercise 05.7 (design): a weight format within a memory budget and an error budget per row
 #
 # An inference server stores the weight matrix `w` below (256 rows of 1000, with a few outlier
-# rows and entries, like section 8's). It must fit **8.5 bits per element**, the scales included,
-# and the dequantized matrix must be within **1 %** relative RMS error,
-# $\sqrt{\operatorname{mean}((\hat w - w)^2) / \operatorname{mean}(w^2)}$. The candidates are the
-# schemes of section 8, with the absmax scale rule except for the two MX ones:
+# rows and entries, like section 8's). It must fit **9.5 bits per element**, the scales included,
+# and because each row is one output channel, **every row** of the dequantized matrix must be
+# within **1.5 %** relative RMS error of the same row of `w`:
+# $\sqrt{\operatorname{mean}_j((\hat w_{ij} - w_{ij})^2) / \operatorname{mean}_j(w_{ij}^2)}$ for each
+# row $i$. The candidates are the schemes of section 8, with the absmax scale rule except for the
+# two MX ones:
 #
 # - `"int8 per tensor"`, `"int8 per channel"`, `"int8 per block"`;
 # - `"fp8_e4m3 per tensor"`, `"fp8_e4m3 per channel"`, `"mxfp8"` (FP8 E4M3 elements, MX blocks);
@@ -185,7 +187,9 @@ schemes = {"int8 per tensor": ("int8", "tensor", "absmax"), "int8 per channel": 
 fits = {}
 for name, (fmt, granularity, rule) in schemes.items():
     q = F.quantize(w, fmt, granularity, axis=0, block_size=32, scale_rule=rule)
-    if q.bits_per_element <= 8.5 and q.rel_rms_error <= 0.01:
+    # q.rel_rms_error is the whole matrix's: the two outlier rows dominate it. Each row's own:
+    worst_row = np.sqrt((q.error ** 2).mean(axis=1) / (w ** 2).mean(axis=1)).max()
+    if q.bits_per_element <= 9.5 and worst_row <= 0.015:
         fits[name] = q.bits_per_element
 scheme = min(fits, key=fits.get)
 ### END SOLUTION

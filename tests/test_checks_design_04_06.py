@@ -41,12 +41,14 @@ def test_04_8_one_past_the_answer_is_told_its_time_and_the_rates_are_measured_on
     assert "[misconception: rated-not-sustained]" in _feedback("04.8", ex_04._batch_wrong()[ex_04.RATED_NOT_MEASURED])
 
 
-def test_05_7_only_one_scheme_meets_both_budgets_and_each_budget_rules_out_a_tempting_one():
+def test_05_7_only_one_scheme_meets_both_budgets_and_the_whole_matrix_error_hides_a_bad_row():
     stats = ex_05._scheme_stats()
-    both = [n for n, (b, e) in stats.items() if b <= ex_05.STORE_BITS and e <= ex_05.STORE_ERROR]
+    both = [n for n, (b, row, _) in stats.items() if b <= ex_05.STORE_BITS and row <= ex_05.STORE_ERROR]
     assert both == [get_exercise("05.7").answer(None)]
-    most_accurate = min(stats, key=lambda n: stats[n][1])
-    assert stats[most_accurate][0] > ex_05.STORE_BITS                # the accurate one is too big
+    trap = ex_05._cheapest_scheme_wrong()[ex_05.WHOLE_MATRIX_ERROR]
+    bits, row, whole = stats[trap]
+    assert bits < stats[both[0]][0] and whole <= ex_05.STORE_ERROR < row   # cheaper, passes on the whole only
+    assert "[misconception: whole-matrix-error-hides-rows]" in _feedback("05.7", trap)
     fewest = min(stats, key=lambda n: stats[n][0])
     assert stats[fewest][1] > ex_05.STORE_ERROR                      # the small one is too coarse
 
