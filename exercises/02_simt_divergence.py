@@ -108,7 +108,7 @@ check("02.5", w)
 # others, needs a long path of `L` instructions with probability **1/64**, else a short path of 10
 # (`particle_kernel(L)` is that branch for section 2's SIMT simulator; pass the kinds as
 # `inputs={"kind": kinds}`). Grouping the particles by kind before the branch makes the warps
-# uniform, but the grouping costs **12 instructions per thread**, the same in every thread. Count
+# uniform, but the grouping costs **11 instructions per thread**, the same in every thread. Count
 # the grouped run as a fraction 1/64 of its warps all long and the rest all short (the one mixed
 # warp at the seam is left out).
 #

@@ -140,7 +140,7 @@ check("02.5", w)
 # others, needs a long path of `L` instructions with probability **1/64**, else a short path of 10
 # (`particle_kernel(L)` is that branch for section 2's SIMT simulator; pass the kinds as
 # `inputs={"kind": kinds}`). Grouping the particles by kind before the branch makes the warps
-# uniform, but the grouping costs **12 instructions per thread**, the same in every thread. Count
+# uniform, but the grouping costs **11 instructions per thread**, the same in every thread. Count
 # the grouped run as a fraction 1/64 of its warps all long and the rest all short (the one mixed
 # warp at the seam is left out).
 #
@@ -177,7 +177,7 @@ def sort_pays(long_path):
     short, long_, mixed = (warp_issues(long_path, n) for n in (0, 32, 1))
     none_long, all_long = (1 - p) ** 32, p ** 32          # a warp is uniform only if all 32 agree
     ungrouped = none_long * short + all_long * long_ + (1 - none_long - all_long) * mixed
-    grouped = 12 + p * long_ + (1 - p) * short            # 12 uniform instructions: 12 issues per warp
+    grouped = 11 + p * long_ + (1 - p) * short            # 11 uniform instructions: 11 issues per warp
     return grouped <= ungrouped
 
 

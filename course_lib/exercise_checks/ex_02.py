@@ -234,7 +234,7 @@ EVERY_WARP_DIVERGES = Misconception(
 SORT_COST_PER_LANE = Misconception(
     "uniform-cost-times-32", "The sort's per-thread cost multiplied by 32 for a warp: an "
     "instruction that every thread runs is one issue for the whole warp, not 32.", "02", "1. One instruction, many lanes",
-    "A warp issues each instruction once for its 32 lanes: compare issues per warp with issues per warp.")
+    "A warp issues each instruction once for all its lanes: compare issues per warp with issues per warp.")
 SAVING_TIMES_32 = Misconception(
     "saving-times-32", "The issues saved per warp multiplied by 32 before comparing with the "
     "per-thread cost: the saving and the cost are both counted in issues per warp already.", "02",
@@ -243,7 +243,8 @@ SAVING_TIMES_32 = Misconception(
 PROBABILITIES_ADDED = Misconception(
     "warp-probability-added", "The chance that a warp holds a long particle taken as 32 p: adding "
     "the lanes' chances counts warps with two or more long particles more than once.", "02", _HOW_BAD,
-    "A warp is free of long particles when all 32 lanes are: 1 minus that is the chance it holds one.")
+    "A warp is free of long particles only when every one of its lanes is: 1 minus that is the "
+    "chance it holds one.")
 DIVERGED_RUNS_ONE_PATH = Misconception(
     "diverged-warp-one-path", "A diverged warp counted as issuing the long path only: it issues "
     "both paths, one after the other, with the other lanes masked off.", "02", _HOW_BAD,
@@ -260,7 +261,7 @@ LENGTH_ROUNDED_DOWN = Misconception(
 
 PARTICLES = 4096
 SHORT_PATH = 10
-SORT_COST = 12          # instructions per thread, the same in every thread
+SORT_COST = 11          # instructions per thread, the same in every thread
 LONG_RATE = 1 / 64      # chance that a particle needs the long path, independently of the others
 
 
@@ -417,9 +418,9 @@ EXERCISES = [
         hints=("Section 2: a warp issues a path if any of its lanes takes it; section 1: an "
                "instruction every lane runs is issued once for the warp.",
                "There are three kinds of warp: all short, all long, and mixed. Find what each "
-               "issues (the simulator on one warp of 32 tells you), then how likely each kind is "
+               "issues (the simulator on a single warp tells you), then how likely each kind is "
                "in the arrival order and in the grouped order.",
-               "Sanity check: the chance that a warp of 32 holds at least one long particle is "
-               "much more than 1 in 64 but well under 32 in 64; the recorded sample should land "
+               "Sanity check: the chance that a warp holds at least one long particle is much "
+               "more than 1 in 64 but well under a half; the recorded sample should land "
                "near your model, not on it.")),
 ]
