@@ -140,7 +140,7 @@ check("04.6", optimize_first)
 # For which prompts do the tiles cost nothing? Find the **largest** $m$, a whole number of tokens
 # from 1 to 4096, for which the matmul's bound on section 6's hierarchical roofline (dense BF16;
 # the L2 and the HBM roofs) with these tiles **equals** the bound it would reach if L2, like HBM,
-# saw each matrix only once. Store it in `tokens` (an integer).
+# saw each matrix only once (equal to a relative $10^{-9}$). Store it in `tokens` (an integer).
 
 # %%
 a100 = get_accelerator("A100")

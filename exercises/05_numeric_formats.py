@@ -138,10 +138,15 @@ check("05.6", margin)
 #
 # - `"int8 per tensor"`, `"int8 per channel"`, `"int8 per block"`;
 # - `"fp8_e4m3 per tensor"`, `"fp8_e4m3 per channel"`, `"mxfp8"` (FP8 E4M3 elements, MX blocks);
-# - `"int4 per block"`, `"mxfp4"` (FP4 E2M1 elements, MX blocks).
+# - `"int4 per block"`, `"mxfp4"` (FP4 E2M1 elements, MX blocks);
+# - `"int8 per channel, outliers apart"`: every entry whose magnitude is more than 8 times the RMS
+#   of its row of `w` is stored apart, exactly, at 64 bits (a 32-bit value and a 32-bit position)
+#   and set to zero in the matrix that is quantized INT8 per channel; dequantizing puts it back.
+#   The library has no function for this one: build it.
 #
 # A channel is one row; a block is 32 consecutive elements of a row. An absmax scale is stored in
-# 32 bits, an MX scale in 8. Choose the scheme with the **fewest bits per element** that meets both
+# 32 bits, an MX scale in 8; bits per element count the scales and the entries kept apart, spread
+# over all the elements. Choose the scheme with the **fewest bits per element** that meets both
 # budgets and store its name in `scheme`.
 
 # %%

@@ -257,7 +257,12 @@ STORE_SCHEMES = {
     "mxfp8": ("fp8_e4m3", "block", "mx"),
     "int4 per block": ("int4", "block", "absmax"),
     "mxfp4": ("fp4_e2m1", "block", "mx"),
+    "int8 per channel, outliers apart": ("int8", "channel", "absmax"),
 }
+#: The last scheme keeps apart, exactly, every entry larger in magnitude than APART_RATIO times its
+#: row's RMS (of w, outliers included), at APART_BITS each (a 32-bit value and a 32-bit position),
+#: and quantizes the rest, with those entries set to zero, INT8 per channel.
+APART_SCHEME, APART_RATIO, APART_BITS = "int8 per channel, outliers apart", 8.0, 64
 STORE_BITS, STORE_ERROR = 9.5, 0.015      # bits per element, scales included; relative RMS error of every row
 
 
@@ -277,9 +282,22 @@ def _scheme_stats() -> dict:
     w = _store_weights()
     out = {}
     for name, (fmt, granularity, rule) in STORE_SCHEMES.items():
+        if name == APART_SCHEME:
+            out[name] = _apart_stats(w, fmt, granularity)
+            continue
         q = F.quantize(w, fmt, granularity, axis=0, block_size=32, scale_rule=rule)
         out[name] = (q.bits_per_element, float(_row_errors(q).max()), q.rel_rms_error)
     return out
+
+
+def _apart_stats(w, fmt, granularity) -> tuple:
+    """(bits, worst row's error, whole error) with the large entries kept apart exactly."""
+    apart = np.abs(w) > APART_RATIO * np.sqrt((w ** 2).mean(axis=1, keepdims=True))
+    q = F.quantize(np.where(apart, 0.0, w), fmt, granularity, axis=0, block_size=32)
+    restored = np.where(apart, w, q.dequantized)
+    rows = np.sqrt(((restored - w) ** 2).mean(axis=1) / (w ** 2).mean(axis=1))
+    whole = float(np.sqrt(((restored - w) ** 2).mean() / (w ** 2).mean()))
+    return float(q.bits_per_element + apart.sum() * APART_BITS / w.size), float(rows.max()), whole
 
 
 def _cheapest_scheme(bits=STORE_BITS, error=STORE_ERROR, whole=False) -> str:
@@ -317,10 +335,18 @@ INT8_ONE_SCALE = Misconception(
     "Compare the error of INT8 per tensor with INT8 per channel: where do the outliers live?")
 
 
+SCALES_FOR_FOUR_ENTRIES = Misconception(
+    "finer-scales-for-a-few-outliers", "Finer scales everywhere to cope with a few outlier entries: a "
+    "32-bit scale per block of 32 costs a bit for every element, while keeping the few large entries "
+    "apart costs their own bits only.", "05", _QUANT,
+    "Count the entries that break the per-channel scheme's worst rows, and what keeping them apart costs.")
+
+
 def _cheapest_scheme_wrong() -> dict:
     stats = _scheme_stats()
     right = _cheapest_scheme()
     wrong = {INT8_ONE_SCALE: "int8 per tensor",
+             SCALES_FOR_FOUR_ENTRIES: "int8 per block",
              WHOLE_MATRIX_ERROR: _cheapest_scheme(whole=True),
              FLOAT_GRID_ENOUGH: "fp8_e4m3 per channel",
              FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0])}
@@ -442,9 +468,10 @@ EXERCISES = [
         hints=("Two budgets pull apart: finer scales cut the error of an integer format but cost bits; "
                "a float format's grid is relative, but coarse. And an error over a whole matrix is "
                "an average weighted by each row's energy.",
-               "For each scheme, count bits per element with the scales included; then measure each "
-               "row's relative RMS error (its own mean squares, error over original) and keep the "
-               "worst row.",
+               "For each scheme, count bits per element with the scales and any entries kept apart "
+               "included; then measure each row's relative RMS error (its own mean squares, error "
+               "over original) and keep the worst row. The last scheme you build yourself: zero the "
+               "large entries, quantize the rest, put them back.",
                "Sanity check: which rows hold the outlier entries? A scale shared with one of them "
                "leaves the rest of its group few levels; the scheme you keep must cope with that "
                "row too.")),
