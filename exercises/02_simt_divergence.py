@@ -104,21 +104,24 @@ check("02.5", w)
 # %% [markdown]
 # ### Exercise 02.6 (design): how long must a rare path be before sorting pays?
 #
-# 4096 particles arrive in the order `kinds` below: about 1 in 130 needs a long path of `L`
-# instructions, the rest a short path of 10 (`particle_kernel(L)` is that branch for section 2's
-# SIMT simulator, with the kinds passed as `inputs={"kind": kinds}`). Grouping the particles by
-# kind first (`np.sort(kinds)`: the long ones last) makes most warps uniform, but the sort that
-# groups them costs **9 instructions per thread**, the same in every thread.
+# A kernel handles particles one per thread, 32 to a warp. Each particle, independently of the
+# others, needs a long path of `L` instructions with probability **1/64**, else a short path of 10
+# (`particle_kernel(L)` is that branch for section 2's SIMT simulator; pass the kinds as
+# `inputs={"kind": kinds}`). Grouping the particles by kind before the branch makes the warps
+# uniform, but the grouping costs **11 instructions per thread**, the same in every thread. Count
+# the grouped run as a fraction 1/64 of its warps all long and the rest all short (the one mixed
+# warp at the seam is left out).
 #
-# **Predict first**: for the long path of 60, does the sort pay? Then decide the **shortest** long
-# path `L` (a whole number of instructions from 1 to 1000) for which the grouped run, sort
-# included, issues no more instructions per warp than the arrival order, counting issues as
-# section 2's simulator does. Store it in `shortest`.
+# Decide the **shortest** long path `L`, a whole number of instructions from 1 to 1000, for which
+# the grouped run, grouping included, issues no more instructions per warp **in expectation**
+# over arrival orders than the ungrouped run. The exact expectation is wanted: `sample` below is
+# one recorded arrival order of 4096 particles, to test your reasoning against, and a simulated
+# sample only estimates the expectation. Store the answer in `shortest`.
 
 # %%
 from course_lib.simt import If
 
-kinds = np.random.default_rng(2026).random(4096) < 0.01
+sample = np.random.default_rng(2026).random(4096) < 1 / 64
 
 
 def particle_kernel(long_path):
@@ -128,6 +131,6 @@ def particle_kernel(long_path):
                orelse=[Let("a", lambda v: v["tid"] + 2) for _ in range(10)])]
 
 
-print(f"{kinds.sum()} of {kinds.size} particles take the long path")
+print(f"in the sample, {sample.sum()} of {sample.size} particles take the long path")
 raise NotImplementedError("exercise 02.6: how long must a rare path be before sorting pays?")
 check("02.6", shortest)

@@ -129,20 +129,23 @@ check("04.6", optimize_first)
 # element crosses the memory bus to take part in too few operations.
 
 # %% [markdown]
-# ### Exercise 04.7 (design): the smallest tile worth having for a 128-token prefill on an A100
+# ### Exercise 04.7 (design): up to how many tokens does a fixed tile cost nothing?
 #
-# A prefill of 128 tokens multiplies a $128 \times 8192$ activation matrix by an $8192 \times 8192$
-# weight matrix in BF16 on the A100: $m = 128$, $k = n = 8192$. The kernel cuts the output into
-# square $T \times T$ tiles, $T$ a multiple of 16 from 16 to 256. As in section 6, assume each
-# tile's re-reads of $A$ and $B$ are served by L2 and HBM sees each matrix once. A larger tile
-# costs shared memory and registers, so you want the **smallest** $T$ whose bound on section 6's
-# hierarchical roofline (dense BF16; the L2 and the HBM roofs) is as high as the best tile of the
-# grid reaches: past it, a larger tile gains nothing. Store it in `tile` (an integer).
+# A prefill of $m$ prompt tokens multiplies an $m \times 8192$ activation matrix by an
+# $8192 \times 8192$ weight matrix in BF16 on the A100. The kernel cuts the output into $64 \times 64$
+# tiles (its shared memory allows no larger), and the last row of tiles is only partly filled when
+# 64 does not divide $m$. As in section 6, each tile's re-reads of $A$ and $B$ are served by L2, and
+# HBM sees each matrix once.
+#
+# For which prompts do the tiles cost nothing? Find the **largest** $m$, a whole number of tokens
+# from 1 to 4096, for which the matmul's bound on section 6's hierarchical roofline (dense BF16;
+# the L2 and the HBM roofs) with these tiles **equals** the bound it would reach if L2, like HBM,
+# saw each matrix only once (equal to a relative $10^{-9}$). Store it in `tokens` (an integer).
 
 # %%
 a100 = get_accelerator("A100")
-raise NotImplementedError("exercise 04.7: the smallest tile worth having for a 128-token prefill on an A100")
-check("04.7", tile)
+raise NotImplementedError("exercise 04.7: up to how many tokens does a fixed tile cost nothing?")
+check("04.7", tokens)
 
 # %% [markdown]
 # ### Exercise 04.8 (diagnose, then design): the largest batch under a latency target

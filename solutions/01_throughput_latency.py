@@ -149,27 +149,29 @@ print(f"{occupancy(128, budget, 12 * 1024).warps_per_sm} warps resident with {bu
 check("01.6", budget)
 
 # %% [markdown]
-# ### Exercise 01.7 (design): loads in flight, when each one holds a register
+# ### Exercise 01.7 (diagnose, then design): loads in flight, when each one holds a register
 #
 # A streaming kernel on the H200 reads 4-byte floats. It runs 256-thread blocks, uses no shared
-# memory and needs 64 registers per thread for its own work. To cover the memory latency each
-# thread issues `k` independent loads before it waits for the first; every load in flight holds
-# its destination register until the data arrives, so the kernel uses `64 + k` registers per
-# thread.
+# memory and needs 72 registers per thread for its own work. Each thread issues `k` independent
+# loads before it waits for the first; every load in flight holds its destination register until
+# the data arrives. A profile of the kernel with `k = 1` measures **0.5 TB/s** of DRAM traffic over
+# the whole chip (1 TB = 10^12 bytes); nothing but the loads in flight limits it.
 #
-# With the lessons' assumed DRAM latency `ASSUMED_DRAM_LATENCY_S`, what is the **smallest** whole
-# `k` for which the warps that fit on an SM hold at least the bytes in flight per SM that
-# Little's law asks of the H200 (section 2)? Count a warp's bytes in flight as 32 lanes x 4 bytes
-# x `k`; section 4 says how many warps fit. Store it in `k`.
+# Assume the memory latency stays what that profile shows. What is the **smallest** whole `k` for
+# which the kernel keeps enough bytes in flight to reach the H200's full memory bandwidth (its
+# catalog `mem_bandwidth`)? Sections 2 and 4 apply. Store it in `k`.
 
 # %%
 from course_lib.latency import littles_law
 
 ### BEGIN SOLUTION
-need = littles_law("H200").bytes_in_flight_per_sm
+h200 = get_accelerator("H200")
+warps_at_1 = occupancy(256, 72 + 1, 0, "H200").warps_per_sm       # one load in flight: 73 registers
+latency = warps_at_1 * 32 * 4 * h200.sm_count / 0.5e12              # Little's law read backwards
+need = littles_law("H200", latency_s=latency).bytes_in_flight_per_sm
 k = 1
-while occupancy(256, 64 + k, 0, "H200").warps_per_sm * 32 * 4 * k < need:
+while occupancy(256, 72 + k, 0, "H200").warps_per_sm * 32 * 4 * k < need:
     k += 1
 ### END SOLUTION
-print(f"k = {k}: {occupancy(256, 64 + k, 0, 'H200').warps_per_sm} warps per SM resident")
+print(f"k = {k}: {occupancy(256, 72 + k, 0, 'H200').warps_per_sm} warps per SM resident")
 check("01.7", k)

@@ -15,17 +15,19 @@ def _feedback(exercise_id, answer) -> str:
     return str(info.value)
 
 
-def test_04_7_no_tile_reaches_the_peak_because_the_hbm_roof_binds():
-    from course_lib.hardware import get_accelerator
-    peak = get_accelerator("A100").peak("bf16")
-    tile = get_exercise("04.7").answer(None)
-    level, flops = ex_04._tile_bound(tile)
-    assert level.startswith("HBM") and flops < peak
-    assert all(ex_04._tile_bound(t)[1] < peak for t in ex_04._TILES)
-    text = _feedback("04.7", 64)                               # section 6's tile
-    assert "[misconception: lesson-tile-reused]" in text and "L2 roof holds the matmul" in text
-    text = _feedback("04.7", tile + 16)                        # larger, still the best bound
-    assert "not the smallest" in text and str(tile) not in text.split("\n", 1)[1]
+def test_04_7_the_tiles_cost_nothing_until_l2_overtakes_hbm_and_the_square_shortcut_overshoots():
+    tokens = get_exercise("04.7").answer(None)
+    assert 64 < tokens < 4096                                   # past one row of tiles, before the end
+    assert ex_04._prefill_bound(tokens)[0].startswith("HBM")
+    assert ex_04._prefill_bound(tokens + 1)[0] == "L2"
+    text = _feedback("04.7", tokens + 1)
+    assert "[misconception: first-costly-not-last-free]" in text and "L2 roof holds the 64 x 64 tiles" in text
+    text = _feedback("04.7", 4096)
+    assert "[misconception: faster-level-never-binds]" in text
+    square = ex_04._free_tokens_wrong()[ex_04.SQUARE_TILE_INTENSITY]
+    assert square > tokens and "[misconception: tile-intensity-square]" in _feedback("04.7", square)
+    text = _feedback("04.7", tokens - 7)                        # smaller, also free of cost
+    assert "not the largest" in text and str(tokens) not in text.split("\n", 1)[1]
 
 
 def test_04_8_one_past_the_answer_is_told_its_time_and_the_rates_are_measured_ones():
@@ -39,12 +41,16 @@ def test_04_8_one_past_the_answer_is_told_its_time_and_the_rates_are_measured_on
     assert "[misconception: rated-not-sustained]" in _feedback("04.8", ex_04._batch_wrong()[ex_04.RATED_NOT_MEASURED])
 
 
-def test_05_7_only_one_scheme_meets_both_budgets_and_each_budget_rules_out_a_tempting_one():
+def test_05_7_only_one_scheme_meets_both_budgets_and_the_whole_matrix_error_hides_a_bad_row():
     stats = ex_05._scheme_stats()
-    both = [n for n, (b, e) in stats.items() if b <= ex_05.STORE_BITS and e <= ex_05.STORE_ERROR]
-    assert both == [get_exercise("05.7").answer(None)]
-    most_accurate = min(stats, key=lambda n: stats[n][1])
-    assert stats[most_accurate][0] > ex_05.STORE_BITS                # the accurate one is too big
+    both = [n for n, (b, row, _) in stats.items() if b <= ex_05.STORE_BITS and row <= ex_05.STORE_ERROR]
+    assert sorted(both) == sorted([ex_05.APART_SCHEME, "int8 per block"])
+    assert get_exercise("05.7").answer(None) == ex_05.APART_SCHEME   # cheaper than finer scales everywhere
+    assert "[misconception: finer-scales-for-a-few-outliers]" in _feedback("05.7", "int8 per block")
+    trap = ex_05._cheapest_scheme_wrong()[ex_05.WHOLE_MATRIX_ERROR]
+    bits, row, whole = stats[trap]
+    assert bits < stats[both[0]][0] and whole <= ex_05.STORE_ERROR < row   # cheaper, passes on the whole only
+    assert "[misconception: whole-matrix-error-hides-rows]" in _feedback("05.7", trap)
     fewest = min(stats, key=lambda n: stats[n][0])
     assert stats[fewest][1] > ex_05.STORE_ERROR                      # the small one is too coarse
 

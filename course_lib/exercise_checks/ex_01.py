@@ -13,8 +13,8 @@ from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, V
 from course_lib.exercise_checks._decision import OptimumExercise
 from course_lib.exercise_checks.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
-from course_lib.latency import (H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy, register_pressure,
-                                simulate_latency_hiding)
+from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy,
+                                register_pressure, simulate_latency_hiding)
 
 __all__ = ["EXERCISES", "SPILL_CAPS"]
 
@@ -278,33 +278,49 @@ def _register_budget_wrong() -> dict:
     return {k: v for k, v in wrong.items() if v != right}
 
 
-# --- 01.7 (design): loads in flight per thread, when each load holds a register -----------------
+# --- 01.7 (diagnose, then design): loads in flight per thread, when each load holds a register ----
 
-#: 01.7's streaming kernel (task data): 256-thread blocks, 64 registers per thread before its
+#: 01.7's streaming kernel (task data): 256-thread blocks, 72 registers per thread before its
 #: loads, no shared memory, 4-byte loads, on an H200; each load in flight holds one more register
-#: (its destination) until the data arrives, so k loads in flight use 64 + k registers per thread.
-STREAM_ACCELERATOR, STREAM_THREADS, STREAM_BASE_REGISTERS, STREAM_LOAD_BYTES = "H200", 256, 64, 4
+#: (its destination) until the data arrives, so k loads in flight use 72 + k registers per thread.
+#: A profile with k = 1 measures STREAM_PROFILED_BANDWIDTH on the whole chip: the latency under load.
+STREAM_ACCELERATOR, STREAM_THREADS, STREAM_BASE_REGISTERS, STREAM_LOAD_BYTES = "H200", 256, 72, 4
+STREAM_PROFILED_BANDWIDTH = 0.5e12      # bytes/s with one load in flight per thread
 
 OCCUPANCY_IGNORED = Misconception(
     "max-warps-not-resident", "The SM's maximum warps where the warps this kernel keeps resident "
     "were asked: its registers let fewer warps in, and each must carry more loads.", "01", _OCC,
     "Work out how many warps this kernel's registers let in before you share out the bytes.")
 REGISTER_COST_IGNORED = Misconception(
-    "loads-in-flight-cost-no-registers", "The warps resident at 64 registers kept while k grows: "
-    "each load in flight holds a register, so more loads in flight mean fewer resident warps.",
-    "01", _OCC, "Recount the resident warps at 64 + k registers per thread for your k.")
+    "loads-in-flight-cost-no-registers", "The warps resident at k = 1 kept while k grows: each load "
+    "in flight holds a register, so more loads in flight can mean fewer resident warps.",
+    "01", _OCC, "Recount the registers per thread and the resident warps for your k.")
 LOADS_ROUNDED_DOWN = Misconception(
     "loads-rounded-down", "The loads per thread rounded down: a thread issues whole loads, and one "
     "fewer than the quotient leaves the bus short of bytes in flight.", "01", _LITTLE,
-    "Multiply back: resident warps x 32 lanes x 4 bytes x k must reach the bytes per SM.")
+    "Multiply back: the resident warps' bytes in flight must reach what Little's law asks per SM.")
 LANES_FORGOTTEN = Misconception(
     "warp-bytes-one-lane", "One thread's bytes counted for a whole warp: a warp's load moves 32 "
     "lanes' worth.", "01", _LITTLE, "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
+ASSUMED_LATENCY = Misconception(
+    "assumed-latency-not-measured", "The lessons' assumed DRAM latency where the profile gives the "
+    "latency this kernel sees: under load a load waits longer, and Little's law needs the latency "
+    "the loads really see.", "01", _LITTLE,
+    "Little's law read backwards: the bytes the profiled kernel keeps in flight and the bandwidth it "
+    "reaches give the latency.")
 
 
-def _stream_need() -> float:
-    """Bytes per SM that Little's law asks of the H200 at the lessons' assumed latency."""
-    return littles_law(STREAM_ACCELERATOR).bytes_in_flight_per_sm
+def _stream_latency() -> float:
+    """The memory latency the k = 1 profile shows: its bytes in flight over its bandwidth."""
+    acc = get_accelerator(STREAM_ACCELERATOR)
+    in_flight = _stream_warps(STREAM_BASE_REGISTERS + 1) * 32 * STREAM_LOAD_BYTES * acc.sm_count
+    return in_flight / STREAM_PROFILED_BANDWIDTH
+
+
+def _stream_need(latency_s=None) -> float:
+    """Bytes per SM that Little's law asks of the H200 at the profiled latency."""
+    latency = _stream_latency() if latency_s is None else latency_s
+    return littles_law(STREAM_ACCELERATOR, latency_s=latency).bytes_in_flight_per_sm
 
 
 @functools.lru_cache(maxsize=None)
@@ -326,14 +342,14 @@ def _stream_feasible(k) -> str | None:
     if held < need:
         return (f"k = {k} uses {registers} registers per thread, which let {warps} warps per SM in; "
                 f"they hold {held / 1e3:.2f} kB in flight, short of the {need / 1e3:.2f} kB per SM "
-                f"Little's law asks")
+                f"that full bandwidth asks at the profiled latency")
     return None
 
 
-def _smallest_loads(warps_for=None, lanes=32, scale=1.0):
+def _smallest_loads(warps_for=None, lanes=32, scale=1.0, latency_s=None):
     """Smallest k whose resident warps hold the bytes per SM (None past the register limit);
     ``warps_for(k)`` replaces the model of resident warps (a known mistake), ``scale`` the bytes."""
-    need = _stream_need() * scale
+    need = _stream_need(latency_s) * scale
     limit = get_accelerator(STREAM_ACCELERATOR).max_registers_per_thread
     for k in range(1, limit - STREAM_BASE_REGISTERS + 1):
         warps = warps_for(k) if warps_for else _stream_warps(STREAM_BASE_REGISTERS + k)
@@ -353,10 +369,11 @@ def _loads_in_flight() -> int:
 def _loads_in_flight_wrong() -> dict:
     acc = get_accelerator(STREAM_ACCELERATOR)
     right = _loads_in_flight()
-    base = _stream_warps(STREAM_BASE_REGISTERS)
+    profiled = _stream_warps(STREAM_BASE_REGISTERS + 1)
     at_right = _stream_warps(STREAM_BASE_REGISTERS + right)
-    wrong = {REGISTER_COST_IGNORED: _smallest_loads(lambda k: base),
+    wrong = {REGISTER_COST_IGNORED: _smallest_loads(lambda k: profiled),
              OCCUPANCY_IGNORED: _smallest_loads(lambda k: acc.max_warps_per_sm),
+             ASSUMED_LATENCY: _smallest_loads(latency_s=ASSUMED_DRAM_LATENCY_S),
              LOADS_ROUNDED_DOWN: int(np.floor(_stream_need() / (at_right * 32 * STREAM_LOAD_BYTES))),
              LANES_FORGOTTEN: _smallest_loads(lanes=1),
              PER_GPU: _smallest_loads(scale=acc.sm_count)}
@@ -426,11 +443,14 @@ EXERCISES = [
         "01.7", expected=_loads_in_flight, feasible=_stream_feasible, goal="smallest",
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_loads_in_flight_wrong,
         concepts=("littles-law", "occupancy"),
-        form="an integer: the fewest independent 4-byte loads in flight per thread, k >= 1",
-        hints=("Little's law (section 2) gives the bytes each SM must keep in flight; the warps "
-               "resident on the SM (section 4) must hold them between them.",
-               "For each k, count the registers per thread (64 + k), the warps they let in, and "
-               "the bytes those warps hold: warps x 32 lanes x 4 bytes x k.",
-               "Sanity check: k - 1 must fall short of Little's law once you recount its warps, "
-               "and more loads per thread can mean fewer warps.")),
+        form="an integer: the fewest independent 4-byte loads in flight per thread, k >= 1, for "
+             "the H200's full memory bandwidth at the profiled latency",
+        hints=("Little's law (section 2) ties bytes in flight, bandwidth and latency: the profile "
+               "gives two of them for k = 1.",
+               "First find the latency the profiled kernel sees (its bytes in flight, from the warps "
+               "its registers let in, over the bandwidth it reached); then the bytes per SM that full "
+               "bandwidth needs at that latency; then the k whose resident warps hold them.",
+               "Sanity check: the latency you derive is longer than the lessons' assumed one; k - 1 "
+               "must fall short once you recount its registers and warps, and more loads per "
+               "thread can mean fewer warps.")),
 ]

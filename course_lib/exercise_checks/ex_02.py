@@ -225,30 +225,49 @@ def _narrowest_block_wrong() -> dict:
 RARE_BRANCH_CHEAP = Misconception(
     "rare-branch-is-cheap", "A rare branch taken to cost its rate times its length, counted per "
     "thread: a warp with even one lane on the long path issues the whole long path, so a branch that "
-    "1 thread in 130 takes stalls about one warp in five.", "02", _HOW_BAD,
-    "Count issued instructions per warp, with and without the grouping, in the SIMT simulator.")
+    "1 thread in 64 takes stalls far more than 1 warp in 64.", "02", _HOW_BAD,
+    "Ask how likely a warp of 32 lanes is to hold at least one long particle.")
 EVERY_WARP_DIVERGES = Misconception(
     "every-warp-diverges", "Every warp taken to diverge: with a rare branch most warps are uniform "
     "and run the short path only, even before any grouping.", "02", _HOW_BAD,
-    "Simulate the arrival order as given; do not assume each warp runs both paths.")
+    "A warp diverges only when it holds both kinds; work out how likely that is.")
 SORT_COST_PER_LANE = Misconception(
     "uniform-cost-times-32", "The sort's per-thread cost multiplied by 32 for a warp: an "
     "instruction that every thread runs is one issue for the whole warp, not 32.", "02", "1. One instruction, many lanes",
-    "A warp issues each instruction once for its 32 lanes: compare issues per warp with issues per warp.")
+    "A warp issues each instruction once for all its lanes: compare issues per warp with issues per warp.")
 SAVING_TIMES_32 = Misconception(
     "saving-times-32", "The issues saved per warp multiplied by 32 before comparing with the "
     "per-thread cost: the saving and the cost are both counted in issues per warp already.", "02",
     "1. One instruction, many lanes", "Keep both sides in issues per warp: one uniform instruction "
     "per thread is one issue per warp.")
+PROBABILITIES_ADDED = Misconception(
+    "warp-probability-added", "The chance that a warp holds a long particle taken as 32 p: adding "
+    "the lanes' chances counts warps with two or more long particles more than once.", "02", _HOW_BAD,
+    "A warp is free of long particles only when every one of its lanes is: 1 minus that is the "
+    "chance it holds one.")
+DIVERGED_RUNS_ONE_PATH = Misconception(
+    "diverged-warp-one-path", "A diverged warp counted as issuing the long path only: it issues "
+    "both paths, one after the other, with the other lanes masked off.", "02", _HOW_BAD,
+    "Run one warp with a single long lane in the simulator and count its issues.")
+SAMPLE_NOT_EXPECTED = Misconception(
+    "sample-not-expectation", "The recorded sample simulated where the expectation over arrival "
+    "orders was asked: one draw of 4096 particles has more or fewer diverged warps than the "
+    "average by chance.", "02", _HOW_BAD,
+    "Use the sample only to test your model; the answer comes from the probabilities.")
+LENGTH_ROUNDED_DOWN = Misconception(
+    "length-rounded-down", "The break-even length rounded down: below it the sort costs more than "
+    "it saves, so the shortest whole length that pays is the one above.", "02", _HOW_BAD,
+    "Put your whole number back into both expectations and compare.")
 
 PARTICLES = 4096
 SHORT_PATH = 10
-SORT_COST = 9           # instructions per thread, the same in every thread
+SORT_COST = 11          # instructions per thread, the same in every thread
+LONG_RATE = 1 / 64      # chance that a particle needs the long path, independently of the others
 
 
 def particle_kinds() -> np.ndarray:
-    """The arrival order of exercise 02.6: True where a particle needs the long path (31 of 4096, about 1 in 130)."""
-    return np.random.default_rng(2026).random(PARTICLES) < 0.01
+    """Exercise 02.6's recorded sample of one arrival order: True where a particle needs the long path."""
+    return np.random.default_rng(2026).random(PARTICLES) < LONG_RATE
 
 
 def particle_kernel(long_path: int = 60, short_path: int = SHORT_PATH) -> list:
@@ -260,68 +279,90 @@ def particle_kernel(long_path: int = 60, short_path: int = SHORT_PATH) -> list:
                orelse=[Let("a", lambda v: v["tid"] + 2) for _ in range(short_path)])]
 
 
-@functools.lru_cache(maxsize=None)      # two simulations per long path
-def _saving_per_warp(long_path) -> float:
-    """Issues per warp saved by grouping the particles by kind, for a long path of ``long_path``."""
-    kinds = particle_kinds()
-    per_warp = []
-    for order in (kinds, np.sort(kinds)):
-        result = run_simt(particle_kernel(long_path), PARTICLES, inputs={"kind": order})
-        per_warp.append(result.issued / result.n_warps)
-    return per_warp[0] - per_warp[1]
+@functools.lru_cache(maxsize=None)
+def _warp_issues(long_path, n_long) -> int:
+    """Issues of one simulated warp of 32 particles, ``n_long`` of them on the long path (past
+    1000 instructions, where only wrong answers go, the simulated line is extended)."""
+    if long_path > 1000:
+        return _warp_issues(1000, n_long) + (long_path - 1000) * (
+            _warp_issues(1000, n_long) - _warp_issues(999, n_long))
+    kinds = np.arange(32) < n_long
+    return run_simt(particle_kernel(long_path), 32, inputs={"kind": kinds}).issued
+
+
+def _expected_issues(long_path, rate=LONG_RATE, diverged_any=None, mixed_both=True):
+    """Expected issues per warp (arrival order, grouped order with its sort); the keywords replace
+    the chance that a warp holds a long particle or the cost of a diverged warp (known mistakes)."""
+    short, long_, mixed = (_warp_issues(long_path, n) for n in (0, 32, 1))
+    if not mixed_both:
+        mixed = long_
+    all_long = rate ** 32
+    any_long = 1 - (1 - rate) ** 32 if diverged_any is None else diverged_any
+    all_short = 1 - any_long
+    arrival = all_short * short + all_long * long_ + (any_long - all_long) * mixed
+    grouped = SORT_COST + rate * long_ + (1 - rate) * short
+    return arrival, grouped
 
 
 def _sort_feasible(long_path) -> str | None:
-    """None when grouping pays for a sort of SORT_COST per thread; else why not, in numbers."""
+    """None when grouping pays, in expectation, for a sort of SORT_COST per thread; else why not."""
     if not 1 <= long_path <= 1000:
         return f"the long path is 1 to 1000 instructions here, not {long_path}"
-    saving = _saving_per_warp(long_path)
-    if saving < SORT_COST:
-        return (f"with a long path of {long_path} instructions, grouping saves {saving:.2f} issues per "
-                f"warp, fewer than the sort's {SORT_COST} instructions per thread cost a warp")
+    arrival, grouped = _expected_issues(long_path)
+    if grouped > arrival:
+        return (f"with a long path of {long_path} instructions, the grouped run with its sort issues "
+                f"{grouped:.2f} instructions per warp on average, more than the arrival order's "
+                f"{arrival:.2f}")
     return None
 
 
-def _shortest_paying_path() -> int:
-    lo, hi = 1, 1000                       # the saving grows with the long path: bisect
-    if _sort_feasible(hi):
-        raise RuntimeError("02.6: the sort never pays within 1000 instructions")
+def _shortest(pays, hi=1000):
+    """Smallest long path in 1..hi for which ``pays(L)`` (monotone in L); None when none does."""
+    if not pays(hi):
+        return None
+    lo = 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if _sort_feasible(mid) is None:
-            hi = mid
-        else:
-            lo = mid + 1
+        lo, hi = (lo, mid) if pays(mid) else (mid + 1, hi)
     return lo
 
 
-def _issues_per_warp(order: str, long_path: int) -> float:
-    kinds = particle_kinds()
-    inputs = {"arrival": kinds, "grouped": np.sort(kinds),
-              "all diverge": np.arange(PARTICLES) % 32 == 0}[order]    # one long lane in every warp
-    result = run_simt(particle_kernel(long_path), PARTICLES, inputs={"kind": inputs})
+@functools.lru_cache(maxsize=None)
+def _shortest_paying_path() -> int:
+    found = _shortest(lambda n: _sort_feasible(n) is None)
+    if found is None:
+        raise RuntimeError("02.6: the sort never pays within 1000 instructions")
+    return found
+
+
+def _sample_issues_per_warp(order, long_path) -> float:
+    result = run_simt(particle_kernel(long_path), PARTICLES, inputs={"kind": order})
     return result.issued / result.n_warps
 
 
 def _shortest_paying_path_wrong() -> dict:
-    # issues per warp are affine in the long path (each warp issues the short path, the long one
-    # or both): solve each mistaken inequality on the line through two simulated points
-    def line(f):
-        y1, y2 = f(100), f(200)
-        return (y2 - y1) / 100, y1 - 100 * (y2 - y1) / 100
+    def with_(cost=SORT_COST, **kw):
+        def pays(n):
+            arrival, grouped = _expected_issues(n, **kw)
+            return grouped - SORT_COST + cost <= arrival
+        return _shortest(pays, hi=5000)
 
-    def solve(need, slope, offset):
-        return max(1, int(np.ceil((need - offset) / slope - 1e-9)))
+    def sample_pays(n):
+        kinds = particle_kinds()
+        return (_sample_issues_per_warp(np.sort(kinds), n) + SORT_COST
+                <= _sample_issues_per_warp(kinds, n))
 
-    saving = line(_saving_per_warp)
-    diverging = line(lambda n: _issues_per_warp("all diverge", n) - _issues_per_warp("grouped", n))
-    rate = float(particle_kinds().mean())
     right = _shortest_paying_path()
-    wrong = {SORT_COST_PER_LANE: solve(32 * SORT_COST, *saving),
-             SAVING_TIMES_32: solve(SORT_COST / 32, *saving),
-             RARE_BRANCH_CHEAP: SHORT_PATH + int(np.ceil(SORT_COST / rate - 1e-9)),
-             EVERY_WARP_DIVERGES: solve(SORT_COST, *diverging)}
-    return {k: v for k, v in wrong.items() if v != right}
+    arrival, grouped = _expected_issues(right)
+    wrong = {SORT_COST_PER_LANE: with_(cost=32 * SORT_COST),
+             SAVING_TIMES_32: with_(cost=SORT_COST / 32),
+             PROBABILITIES_ADDED: with_(diverged_any=min(1.0, 32 * LONG_RATE)),
+             RARE_BRANCH_CHEAP: SHORT_PATH + int(np.ceil(SORT_COST / LONG_RATE - 1e-9)),
+             EVERY_WARP_DIVERGES: with_(diverged_any=1.0),
+             DIVERGED_RUNS_ONE_PATH: with_(mixed_both=False),
+             SAMPLE_NOT_EXPECTED: _shortest(sample_pays),
+             LENGTH_ROUNDED_DOWN: right - 1}
+    return {k: v for k, v in wrong.items() if v is not None and v != right}
 
 
 EXERCISES = [
@@ -371,13 +412,15 @@ EXERCISES = [
         "02.6", expected=_shortest_paying_path, feasible=_sort_feasible, goal="smallest",
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_shortest_paying_path_wrong,
         concepts=("divergence", "simt-efficiency"),
-        form="an integer: the shortest long path, in instructions (1 to 1000), for which grouping "
-             "plus its sort issues no more instructions per warp than the arrival order",
+        form="an integer: the shortest long path, in instructions (1 to 1000), for which the grouped "
+             "run with its sort issues no more instructions per warp than the arrival order, in "
+             "expectation",
         hints=("Section 2: a warp issues a path if any of its lanes takes it; section 1: an "
                "instruction every lane runs is issued once for the warp.",
-               "For a long path of L, simulate the arrival order and the grouped order and compare "
-               "their issues per warp; the sort adds its per-thread instructions to every warp of "
-               "the grouped run.",
-               "Sanity check: the saving grows with L, but only the few warps that hold a rare "
-               "particle save anything; the sort's cost is paid by every warp.")),
+               "There are three kinds of warp: all short, all long, and mixed. Find what each "
+               "issues (the simulator on a single warp tells you), then how likely each kind is "
+               "in the arrival order and in the grouped order.",
+               "Sanity check: the chance that a warp holds at least one long particle is much "
+               "more than 1 in 64 but well under a half; the recorded sample should land "
+               "near your model, not on it.")),
 ]

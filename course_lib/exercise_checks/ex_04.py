@@ -216,80 +216,90 @@ def _kernel_to_optimize_wrong() -> dict:
              PER_CALL_ONLY: max(per_call, key=per_call.get)}
     right = _kernel_to_optimize()
     return {k: v for k, v in wrong.items() if v != right}
-# --- 04.7 (design): the smallest tile past which a bigger one gains nothing, on an A100 ---------
+# --- 04.7 (design): up to which prefill a fixed 64 x 64 tile costs nothing, on an A100 ----------
 
 _HIER = "6. The hierarchical roofline"
-TILE_M, TILE_KN = 128, 8192         # 04.7: a 128 x 8192 by 8192 x 8192 BF16 matmul on the A100
-TILE_STEP, TILE_MAX = 16, 256       # square tiles T x T, T a multiple of 16 up to 256
-_TILES = range(TILE_STEP, TILE_MAX + 1, TILE_STEP)
+TILE, TILE_KN = 64, 8192            # 04.7: an m x 8192 by 8192 x 8192 BF16 matmul, 64 x 64 tiles, A100
+TOKENS_MAX = 4096                   # the prefills of the task: m from 1 to 4096 tokens
 
 
 def _hbm_level() -> str:
     return next(c.level for c in hierarchical_ceilings("A100", "bf16") if c.level.startswith("HBM"))
 
 
-@functools.lru_cache(maxsize=None)
-def _tile_bound(tile) -> tuple:
-    """(binding roof, FLOP/s) of 04.7's matmul with T x T tiles on the A100's hierarchical roofline."""
+def _l2_intensity(m, tile=TILE) -> float:
     from course_lib.tiling import tiled_matmul_traffic
-    i_l2 = tiled_matmul_traffic(TILE_M, TILE_KN, TILE_KN, tile, bytes_per_element=2).intensity_flops_per_byte
-    i_hbm = matmul_intensity(TILE_M, TILE_KN, TILE_KN, 2)
+    return tiled_matmul_traffic(m, TILE_KN, TILE_KN, tile, bytes_per_element=2).intensity_flops_per_byte
+
+
+@functools.lru_cache(maxsize=None)
+def _prefill_bound(m, l2_intensity=None) -> tuple:
+    """(binding roof, FLOP/s) of 04.7's matmul for a prefill of ``m`` tokens on the A100's
+    hierarchical roofline; ``l2_intensity`` replaces the tiled L2 intensity (None: 64 x 64 tiles)."""
+    i_l2 = _l2_intensity(m) if l2_intensity is None else l2_intensity
+    i_hbm = matmul_intensity(m, TILE_KN, TILE_KN, 2)
     return binding_ceiling({"L2": i_l2, _hbm_level(): i_hbm}, "A100", "bf16")
 
 
-@functools.lru_cache(maxsize=None)
-def _best_tile_flops() -> float:
-    return max(_tile_bound(t)[1] for t in _TILES)
+def _untiled_bound(m) -> float:
+    """The bound if L2, like HBM, saw each matrix once (no re-reads): what the tiles cannot beat."""
+    return _prefill_bound(m, matmul_intensity(m, TILE_KN, TILE_KN, 2))[1]
 
 
-def _tile_feasible(tile) -> str | None:
-    """None when ``tile`` reaches the best bound of the grid, else why not (in TFLOP/s)."""
-    if tile < TILE_STEP or tile > TILE_MAX:
-        return f"T = {tile} is outside the grid of the task, {TILE_STEP} to {TILE_MAX}"
-    level, flops = _tile_bound(tile)
-    best = _best_tile_flops()
-    if flops < best * (1 - 1e-9):
-        return (f"with T = {tile} the {level} roof holds the matmul to {flops / 1e12:.0f} TFLOP/s, "
-                f"below the {best / 1e12:.0f} TFLOP/s a larger tile reaches")
+def _prefill_feasible(m) -> str | None:
+    """None when 64 x 64 tiles cost nothing at ``m`` tokens, else why not (in TFLOP/s)."""
+    if not 1 <= m <= TOKENS_MAX:
+        return f"m = {m} is outside the prefills of the task, 1 to {TOKENS_MAX} tokens"
+    level, flops = _prefill_bound(m)
+    free = _untiled_bound(m)
+    if flops < free * (1 - 1e-9):
+        return (f"with m = {m} the {level} roof holds the 64 x 64 tiles to {flops / 1e12:.1f} TFLOP/s, "
+                f"below the {free / 1e12:.1f} TFLOP/s the matmul reaches without the tiles' re-reads")
     return None
 
 
-def _smallest_tile_where(ok) -> int:
-    return next(t for t in _TILES if ok(t))
+def _largest_tokens_where(ok):
+    """Largest m in 1..TOKENS_MAX with ``ok(m)`` when every smaller m is ok too (bisect)."""
+    if ok(TOKENS_MAX):
+        return TOKENS_MAX
+    lo, hi = 1, TOKENS_MAX                   # ok(lo) holds, ok(hi) does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
 
 
 @functools.lru_cache(maxsize=None)
-def _peak_tile() -> int:
-    return _smallest_tile_where(lambda t: _tile_feasible(t) is None)
+def _free_tokens() -> int:
+    return _largest_tokens_where(lambda m: _prefill_feasible(m) is None)
 
 
-LESSON_TILE = Misconception(
-    "lesson-tile-reused", "Section 6's 64 x 64 tile taken as the answer: the lesson showed it held "
-    "back by L2 on a square matmul; on this one its L2 roof is still below the roof that binds the "
-    "larger tiles.", "04", _HIER,
-    "Compute the bound with your tile and with a tile 16 wider: if the wider one is higher, go on.")
-HBM_ROOF_IGNORED = Misconception(
-    "hbm-roof-ignored", "The tile that lifts the L2 roof to the peak: with only 128 rows the matmul "
-    "itself is memory-bound against HBM, so no tile reaches the peak, and once the L2 roof passes the "
-    "HBM roof a larger tile gains nothing.", "04", _HIER,
-    "Compute the HBM intensity of this matmul (not of a square one) and compare it with the HBM ridge.")
-TILE_AS_INTENSITY = Misconception(
-    "tile-width-as-intensity", "The tile width taken for the L2 intensity: a T x T tile does about T "
-    "FLOP per element it reads, and each BF16 element is 2 bytes, so about T / 2 FLOP per byte.",
-    "04", _INTENSITY, "Count the bytes the tiles read through L2: A once per column of tiles, B once "
-    "per row of tiles, C written once.")
+FASTER_LEVEL_NEVER_BINDS = Misconception(
+    "faster-level-never-binds", "L2 taken never to bind because it is faster than HBM: the tiles make "
+    "L2 carry many times the bytes HBM does, and a larger prefill raises the HBM intensity while the "
+    "tile caps the L2 one.", "04", _HIER,
+    "Compare the two roofs at a few prefills: how does each intensity change with m?")
+SQUARE_TILE_INTENSITY = Misconception(
+    "tile-intensity-square", "The tiles' L2 intensity of a large square matmul, about T / 2, used "
+    "for a prefill of a few rows: with only one or two rows of tiles, B's reads are a large part of "
+    "the L2 traffic, so the intensity is lower.", "04", _HIER,
+    "Count the L2 bytes for your m: A once per column of tiles, B once per row of tiles (whole "
+    "rows of tiles, the last one partly filled), C written once.")
+FIRST_COSTLY_PREFILL = Misconception(
+    "first-costly-not-last-free", "The first prefill at which the tiles cost something, where the "
+    "last one at which they cost nothing was asked.", "04", _HIER,
+    "Check that at your m the tiled bound still equals the bound without re-reads.")
 
 
-def _peak_tile_wrong() -> dict:
-    from course_lib.tiling import tiled_matmul_traffic
-    levels = {c.level: c for c in hierarchical_ceilings("A100", "bf16")}
-    l2, hbm = levels["L2"], levels[_hbm_level()]
-    i_hbm = matmul_intensity(TILE_M, TILE_KN, TILE_KN, 2)
-    need_l2 = i_hbm * hbm.bandwidth_bytes_per_s / l2.bandwidth_bytes_per_s   # the L2 intensity that meets the HBM roof
-    return {LESSON_TILE: 64,
-            HBM_ROOF_IGNORED: _smallest_tile_where(lambda t: tiled_matmul_traffic(
-                TILE_M, TILE_KN, TILE_KN, t, bytes_per_element=2).intensity_flops_per_byte >= l2.ridge_point),
-            TILE_AS_INTENSITY: _smallest_tile_where(lambda t: t >= need_l2)}
+def _free_tokens_wrong() -> dict:
+    right = _free_tokens()
+
+    def free_with(i_l2):
+        return _largest_tokens_where(lambda m: _prefill_bound(m, i_l2)[1] >= _untiled_bound(m) * (1 - 1e-9))
+
+    return {k: v for k, v in {FASTER_LEVEL_NEVER_BINDS: TOKENS_MAX,
+                              SQUARE_TILE_INTENSITY: free_with(TILE / 2),
+                              FIRST_COSTLY_PREFILL: right + 1}.items() if v != right}
 
 
 # --- 04.8 (diagnose, then design): the largest batch under a latency target, from measurements --
@@ -432,16 +442,17 @@ EXERCISES = [
                "Multiply by the calls per step and pick the largest total; the kernel furthest "
                "from its roof is not necessarily the one that costs the most.")),
     OptimumExercise(
-        "04.7", expected=_peak_tile, feasible=_tile_feasible, goal="smallest", step=TILE_STEP,
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_peak_tile_wrong, concepts=("intensity", "ridge-point"),
-        form="an integer T, a multiple of 16 from 16 to 256: the smallest square tile whose bound on the "
-             "A100's hierarchical roofline no larger tile of the grid beats (exact)",
+        "04.7", expected=_free_tokens, feasible=_prefill_feasible, goal="largest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_free_tokens_wrong, concepts=("intensity", "ridge-point"),
+        form="an integer m from 1 to 4096: the most prompt tokens for which the 64 x 64 tiles' bound on "
+             "the A100's hierarchical roofline equals the bound without their re-reads (exact)",
         hints=("This matmul has one intensity per level: against HBM its own (each matrix once), against "
                "L2 the tiled traffic's. The lowest roof at its intensity binds.",
-               "Before choosing a tile, ask what the HBM roof allows this matmul of only 128 rows: a tile "
-               "changes the L2 traffic, never the HBM traffic.",
-               "Compute the bound for each tile of the grid; past some tile it stops rising. Check the tile "
-               "16 smaller than yours: its bound must be lower.")),
+               "Work out how each intensity changes as m grows, with the tile fixed: count the L2 bytes "
+               "of the tiles exactly (a partly filled row of tiles still reads B), not with the square "
+               "matrix's shortcut.",
+               "Sanity check: at m = 64 one row of tiles reads B once, so the tiles cost nothing there; "
+               "one token past your answer, the tiled bound must drop below the untiled one.")),
     OptimumExercise(
         "04.8", expected=_batch_under_target, feasible=_batch_feasible, goal="largest",
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_batch_wrong, concepts=("roofline-bound",),

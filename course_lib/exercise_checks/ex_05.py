@@ -257,8 +257,13 @@ STORE_SCHEMES = {
     "mxfp8": ("fp8_e4m3", "block", "mx"),
     "int4 per block": ("int4", "block", "absmax"),
     "mxfp4": ("fp4_e2m1", "block", "mx"),
+    "int8 per channel, outliers apart": ("int8", "channel", "absmax"),
 }
-STORE_BITS, STORE_ERROR = 8.5, 0.01       # bits per element, scales included; relative RMS error
+#: The last scheme keeps apart, exactly, every entry larger in magnitude than APART_RATIO times its
+#: row's RMS (of w, outliers included), at APART_BITS each (a 32-bit value and a 32-bit position),
+#: and quantizes the rest, with those entries set to zero, INT8 per channel.
+APART_SCHEME, APART_RATIO, APART_BITS = "int8 per channel, outliers apart", 8.0, 64
+STORE_BITS, STORE_ERROR = 9.5, 0.015      # bits per element, scales included; relative RMS error of every row
 
 
 def _store_weights() -> np.ndarray:
@@ -266,20 +271,40 @@ def _store_weights() -> np.ndarray:
     return F.outlier_matrix(np.random.default_rng(507), 256, 1000)
 
 
+def _row_errors(q) -> np.ndarray:
+    """Relative RMS error of each row (output channel) of a quantized matrix."""
+    return np.sqrt((q.error ** 2).mean(axis=1) / (q.original ** 2).mean(axis=1))
+
+
 @functools.lru_cache(maxsize=None)
 def _scheme_stats() -> dict:
-    """name -> (bits per element, relative RMS error)."""
+    """name -> (bits per element, worst row's relative RMS error, whole matrix's relative RMS error)."""
     w = _store_weights()
     out = {}
     for name, (fmt, granularity, rule) in STORE_SCHEMES.items():
+        if name == APART_SCHEME:
+            out[name] = _apart_stats(w, fmt, granularity)
+            continue
         q = F.quantize(w, fmt, granularity, axis=0, block_size=32, scale_rule=rule)
-        out[name] = (q.bits_per_element, q.rel_rms_error)
+        out[name] = (q.bits_per_element, float(_row_errors(q).max()), q.rel_rms_error)
     return out
 
 
-def _cheapest_scheme(bits=STORE_BITS, error=STORE_ERROR) -> str:
+def _apart_stats(w, fmt, granularity) -> tuple:
+    """(bits, worst row's error, whole error) with the large entries kept apart exactly."""
+    apart = np.abs(w) > APART_RATIO * np.sqrt((w ** 2).mean(axis=1, keepdims=True))
+    q = F.quantize(np.where(apart, 0.0, w), fmt, granularity, axis=0, block_size=32)
+    restored = np.where(apart, w, q.dequantized)
+    rows = np.sqrt(((restored - w) ** 2).mean(axis=1) / (w ** 2).mean(axis=1))
+    whole = float(np.sqrt(((restored - w) ** 2).mean() / (w ** 2).mean()))
+    return float(q.bits_per_element + apart.sum() * APART_BITS / w.size), float(rows.max()), whole
+
+
+def _cheapest_scheme(bits=STORE_BITS, error=STORE_ERROR, whole=False) -> str:
+    """The scheme with the fewest bits that meets both budgets (``whole``: the whole matrix's
+    error instead of every row's, a known mistake)."""
     stats = _scheme_stats()
-    ok = [n for n, (b, e) in stats.items() if b <= bits and e <= error]
+    ok = [n for n, (b, row, mat) in stats.items() if b <= bits and (mat if whole else row) <= error]
     if not ok:
         raise RuntimeError("05.7: no scheme meets both budgets")
     fewest = min(stats[n][0] for n in ok)
@@ -289,32 +314,43 @@ def _cheapest_scheme(bits=STORE_BITS, error=STORE_ERROR) -> str:
     return winners[0]
 
 
-SCALE_BITS_IGNORED = Misconception(
-    "scale-bits-ignored", "The most accurate scheme chosen without counting its scales: a 32-bit "
-    "scale for every 32 elements adds a whole bit per element, and that breaks the memory budget.",
-    "05", _QUANT, "Add the scales' bits, spread over the elements they serve, to the element's bits.")
+WHOLE_MATRIX_ERROR = Misconception(
+    "whole-matrix-error-hides-rows", "The whole matrix's relative error checked where every row's "
+    "was asked: the two outlier rows hold almost all of the matrix's energy, so the ordinary rows' "
+    "errors hardly show in the whole; a row with one outlier entry, whose scale that entry "
+    "stretches, is far over the budget.", "05", _QUANT,
+    "Compute the error row by row (the error and the original, each row's mean square) and look "
+    "at the worst row.")
 FLOAT_GRID_ENOUGH = Misconception(
     "fp8-relative-grid-enough", "FP8's relative grid taken to meet the error budget because it copes "
     "with the outliers: it does, but with 3 mantissa bits every value is off by a few percent.", "05",
-    _ROUNDING, "Compare the error of an FP8 scheme with the 1 % budget, not with INT8 per tensor.")
+    _ROUNDING, "Compare the error of an FP8 scheme with the budget, not with INT8 per tensor.")
 FEWEST_BITS_ONLY = Misconception(
     "fewest-bits-only", "The fewest bits chosen without checking the error budget: 4-bit elements "
     "leave errors of ten percent and more, whatever the scales.", "05", _QUANT,
     "Check every candidate against both budgets, the error as well as the bits.")
-
-
 INT8_ONE_SCALE = Misconception(
     "int8-one-scale-with-outliers", "INT8 with one scale for the whole matrix: the outlier rows and "
     "entries set the scale, and every ordinary value is left with a few of the 255 levels.", "05", _QUANT,
     "Compare the error of INT8 per tensor with INT8 per channel: where do the outliers live?")
 
 
+SCALES_FOR_FOUR_ENTRIES = Misconception(
+    "finer-scales-for-a-few-outliers", "Finer scales everywhere to cope with a few outlier entries: a "
+    "32-bit scale per block of 32 costs a bit for every element, while keeping the few large entries "
+    "apart costs their own bits only.", "05", _QUANT,
+    "Count the entries that break the per-channel scheme's worst rows, and what keeping them apart costs.")
+
+
 def _cheapest_scheme_wrong() -> dict:
     stats = _scheme_stats()
-    return {INT8_ONE_SCALE: "int8 per tensor",
-            SCALE_BITS_IGNORED: min((n for n in stats if stats[n][1] <= STORE_ERROR), key=lambda n: stats[n][1]),
-            FLOAT_GRID_ENOUGH: "fp8_e4m3 per tensor",
-            FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0])}
+    right = _cheapest_scheme()
+    wrong = {INT8_ONE_SCALE: "int8 per tensor",
+             SCALES_FOR_FOUR_ENTRIES: "int8 per block",
+             WHOLE_MATRIX_ERROR: _cheapest_scheme(whole=True),
+             FLOAT_GRID_ENOUGH: "fp8_e4m3 per channel",
+             FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0])}
+    return {k: v for k, v in wrong.items() if v != right}
 
 
 # --- 05.8 (predict, then measure): how long a BF16 chunk may be -------------------------------
@@ -428,13 +464,17 @@ EXERCISES = [
         "05.7", expected=_cheapest_scheme, choices=tuple(STORE_SCHEMES), wrong_answers=_cheapest_scheme_wrong,
         concepts=("precision-range", "bytes-per-element"),
         form="one of " + ", ".join(repr(n) for n in STORE_SCHEMES) + ": the scheme with the fewest bits "
-             "per element that meets both budgets",
+             "per element that meets both budgets, the error budget in every row",
         hints=("Two budgets pull apart: finer scales cut the error of an integer format but cost bits; "
-               "a float format's grid is relative, but coarse.",
-               "For each scheme, count bits per element with the scales included, and measure the relative "
-               "RMS error of the dequantized matrix against the original.",
-               "Cross out every scheme over 8.5 bits or over 1 % error; if more than one is left, take the "
-               "fewest bits. Check that the one you keep passes both.")),
+               "a float format's grid is relative, but coarse. And an error over a whole matrix is "
+               "an average weighted by each row's energy.",
+               "For each scheme, count bits per element with the scales and any entries kept apart "
+               "included; then measure each row's relative RMS error (its own mean squares, error "
+               "over original) and keep the worst row. The last scheme you build yourself: zero the "
+               "large entries, quantize the rest, put them back.",
+               "Sanity check: which rows hold the outlier entries? A scale shared with one of them "
+               "leaves the rest of its group few levels; the scheme you keep must cope with that "
+               "row too.")),
     ValueExercise(
         "05.8", expected=_longest_chunk, rel_tol=0.0, abs_tol=0.0, wrong_answers=_longest_chunk_wrong,
         concepts=("precision-range",),
