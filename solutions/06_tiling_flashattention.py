@@ -123,14 +123,13 @@ check("06.5", saved_bytes)
 # ### Exercise 06.6 (design): a tile for a skinny matmul
 #
 # A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
-# $8192 \times 8192$ matmul in BF16, output-stationary as in section 1. Choose its output tile
-# `tile_m` $\times$ `tile_n`, each a multiple of 16 from 16 to 512, within two budgets per thread
-# block: in shared memory, two stages (double buffering), each holding a `tile_m` $\times 32$ slice
-# of $A$ and a $32 \times$ `tile_n` slice of $B$ in BF16, at most 64 KiB in all; in registers, the
-# `tile_m` $\times$ `tile_n` FP32 accumulators, at most 64 KiB. Among the tiles within both
-# budgets, pick the one that moves the fewest HBM bytes by section 1's count (an edge tile loads
-# only the rows and columns that exist), and store those bytes in `skinny_bytes` (a float). Is
-# your tile square, and does it cover all 200 rows?
+# $8192 \times 8192$ matmul in BF16, output-stationary as in section 1, with an output tile of
+# `tile_m` rows by `tile_n` columns, each a multiple of 16 from 16 to 512. A thread block walks
+# $k$ in steps of 32 and double-buffers what each step needs from $A$ and $B$ in at most
+# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32, in at
+# most **64 KiB**. Choose the tile that moves the fewest HBM bytes by section 1's count (an edge
+# tile loads only the rows and columns that exist) and store those bytes in `skinny_bytes` (a
+# float).
 
 # %%
 ### BEGIN SOLUTION
@@ -146,13 +145,14 @@ check("06.6", skinny_bytes)
 # ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
 #
 # A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, in
-# the loop order of section 6: a block of `block` queries stays on chip while all of $K$ and $V$
-# stream past it in blocks of `block` keys. One thread block may use **192 KiB** of shared memory,
-# and it holds the $Q$ block, the $K$ and $V$ blocks **double-buffered** (two stages of each, so
-# the next pair loads while this one is used), all in BF16, and the `block` $\times$ `block` score
-# tile in **FP32**; the output accumulator and the row statistics live in registers, outside this
-# budget. Choose `block`, a multiple of 16 from 16 to 512, that moves the fewest elements between
-# HBM and the chip (section 6's count) within the budget, and store it in `block` (an integer).
+# the loop order of section 6, with query blocks and key blocks of the same size, `block`. One
+# thread block may use **192 KiB** of shared memory. In it, the kernel keeps everything one step of
+# section 6's loop works on, and it prefetches: the next key and value blocks load while the
+# current ones are used. $Q$, $K$ and $V$ are BF16; the scores and their softmax are FP32 (the
+# probabilities overwrite the scores in place); the output accumulator and the row statistics live
+# in registers, outside this budget. Choose `block`, a multiple of 16 from 16 to 512, that moves
+# the fewest elements between HBM and the chip (section 6's count) and fits, and store it in
+# `block` (an integer).
 
 # %%
 ### BEGIN SOLUTION

@@ -348,12 +348,12 @@ EXERCISES = [
         "06.6", expected=_skinny_best, rel_tol=1e-9, wrong_answers=_skinny_wrong,
         concepts=("tile-sizing", "tiling-traffic"),
         form="a float: the HBM bytes your tile moves, the fewest any tile within both budgets moves",
-        hints=("Count the re-reads: A once per column of tiles, B once per row of tiles. With m = 200 "
-               "the rows of tiles are few, the columns many.",
-               "Both budgets limit the tile: the two stages of slices in shared memory, and the FP32 "
-               "accumulators in registers. Which one binds for a wide tile?",
-               "Try every pair on the grid that fits both budgets and keep the fewest bytes; then check "
-               "whether a square tile or one covering all 200 rows does as well.")),
+        hints=("Count the re-reads: A once per column of tiles, B once per row of tiles. With m = 200, "
+               "which operand is the large one, and how many rows of tiles does each tile_m give?",
+               "Write both budgets as functions of tile_m and tile_n: the two stages of the A and B slices "
+               "in shared memory, and the FP32 running sums in registers. Which one binds for a wide tile?",
+               "Sanity check: compare your tile with the best square tile and with the best tile that "
+               "covers all 200 rows at once; yours should move fewer bytes than both.")),
     OptimumExercise(
         "06.7", expected=_attn_best_block, feasible=_attn_feasible, goal="largest", step=ATTN_STEP,
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_attn_wrong, concepts=("flash-attention", "tile-sizing"),
@@ -361,8 +361,8 @@ EXERCISES = [
              "between HBM and the chip within 192 KiB (exact)",
         hints=("Every query block streams all of K and V past it: how does the traffic change with the "
                "block?",
-               "List what one thread block keeps on chip: the Q block, two stages of the K and V blocks, "
-               "and the score tile; give each its own element size.",
+               "List what one step of section 6's loop works on at once: the blocks it reads and what it "
+               "computes from them. Give each its own element size, and count the prefetched blocks twice.",
                "Write the bytes on chip as a function of the block and find where it crosses 192 KiB; "
                "check the block 16 larger than yours.")),
 ]
