@@ -35,3 +35,13 @@ def test_07_8_the_target_binds_and_more_gpus_are_cheaper():
 def test_07_9_memory_alone_picks_another_scheme():
     assert ex_07._best_scheme() == "int4 weights" != ex_07._best_scheme(latency=False)
     assert "[misconception: largest-batch-scheme]" in _feedback("07.9", ex_07._best_scheme(latency=False))
+
+
+def test_08_6_the_colleague_plan_runs_out_of_memory_once_activations_are_scaled():
+    from course_lib.exercise_checks import ex_08
+    colleague = next(est for plan, est in ex_08._layouts() if ex_08._is_colleague(plan))
+    assert colleague.fits and not ex_08._really_fits(colleague)
+    want = get_exercise("08.6").answer(None)
+    assert want > ex_08._layout_wrong()[ex_08.ESTIMATE_TRUSTED]
+    text = _feedback("08.6", ex_08._layout_wrong()[ex_08.ESTIMATE_TRUSTED])
+    assert "[misconception: estimate-trusted-over-measurement]" in text
