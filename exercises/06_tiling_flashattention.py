@@ -97,20 +97,23 @@ check("06.4", online_softmax_step)
 raise NotImplementedError("exercise 06.5: what fusing a softmax saves")
 check("06.5", saved_bytes)
 # %% [markdown]
-# ### Exercise 06.6 (design): a tile for a skinny matmul
+# ### Exercise 06.6 (design): when does the best tile read the weights once?
 #
 # A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
 # $8192 \times 8192$ matmul in BF16, output-stationary as in section 1, with an output tile of
 # `tile_m` rows by `tile_n` columns, each a multiple of 16 from 16 to 512. A thread block walks
 # $k$ in steps of 32 and double-buffers what each step needs from $A$ and $B$ in at most
-# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32, in at
-# most **64 KiB**. Choose the tile that moves the fewest HBM bytes by section 1's count (an edge
-# tile loads only the rows and columns that exist) and store those bytes in `skinny_bytes` (a
-# float).
+# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32.
+# A tile tall enough to cover all 200 tokens reads the weights only once.
+#
+# A new GPU would give each thread block more registers (shared memory stays 64 KiB). What is the
+# **smallest** register budget per thread block, in whole KiB, at which the tile that moves the
+# fewest HBM bytes by section 1's count (an edge tile loads only the rows and columns that exist)
+# covers all 200 rows? Store it in `register_kib` (an integer).
 
 # %%
-raise NotImplementedError("exercise 06.6: a tile for a skinny matmul")
-check("06.6", skinny_bytes)
+raise NotImplementedError("exercise 06.6: when does the best tile read the weights once?")
+check("06.6", register_kib)
 
 # %% [markdown]
 # ### Exercise 06.7 (design): the attention block that fits a shared-memory budget

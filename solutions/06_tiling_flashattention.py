@@ -120,26 +120,36 @@ saved_bytes = four.bytes_moved - one.bytes_moved
 ### END SOLUTION
 check("06.5", saved_bytes)
 # %% [markdown]
-# ### Exercise 06.6 (design): a tile for a skinny matmul
+# ### Exercise 06.6 (design): when does the best tile read the weights once?
 #
 # A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
 # $8192 \times 8192$ matmul in BF16, output-stationary as in section 1, with an output tile of
 # `tile_m` rows by `tile_n` columns, each a multiple of 16 from 16 to 512. A thread block walks
 # $k$ in steps of 32 and double-buffers what each step needs from $A$ and $B$ in at most
-# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32, in at
-# most **64 KiB**. Choose the tile that moves the fewest HBM bytes by section 1's count (an edge
-# tile loads only the rows and columns that exist) and store those bytes in `skinny_bytes` (a
-# float).
+# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32.
+# A tile tall enough to cover all 200 tokens reads the weights only once.
+#
+# A new GPU would give each thread block more registers (shared memory stays 64 KiB). What is the
+# **smallest** register budget per thread block, in whole KiB, at which the tile that moves the
+# fewest HBM bytes by section 1's count (an edge tile loads only the rows and columns that exist)
+# covers all 200 rows? Store it in `register_kib` (an integer).
 
 # %%
 ### BEGIN SOLUTION
-candidates = [(tiling.tiled_matmul_traffic(200, 8192, 8192, tm, tn).bytes_moved, tm, tn)
-              for tm in range(16, 513, 16) for tn in range(16, 513, 16)
-              if tiling.smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= 64 * 1024
-              and tm * tn * 4 <= 64 * 1024]
-skinny_bytes, tile_m, tile_n = min(candidates)
+tiles = [(tiling.tiled_matmul_traffic(200, 8192, 8192, tm, tn).bytes_moved, tm, tn)
+         for tm in range(16, 513, 16) for tn in range(16, 513, 16)
+         if tiling.smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= 64 * 1024]
+
+
+def best_tile(kib):
+    """The fewest-bytes tile whose FP32 running sums fit in kib KiB of registers."""
+    return min(t for t in tiles if t[1] * t[2] * 4 <= kib * 1024)
+
+
+register_kib = next(kib for kib in range(1, 513) if best_tile(kib)[1] >= 200)
+print(register_kib, "KiB:", best_tile(register_kib), "against", best_tile(register_kib - 1))
 ### END SOLUTION
-check("06.6", skinny_bytes)
+check("06.6", register_kib)
 
 # %% [markdown]
 # ### Exercise 06.7 (design): the attention block that fits a shared-memory budget

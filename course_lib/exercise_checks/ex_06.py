@@ -6,6 +6,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -196,56 +197,77 @@ def _softmax_saving_wrong() -> dict:
             INTERMEDIATE_ONCE: right - b * 2 * e}
 
 
-# --- 06.6 (design): a tile for a skinny matmul under two on-chip budgets ---------------------
+# --- 06.6 (design): the register budget at which the best tile reads the weights once ---------
 
 SKINNY = (200, 8192, 8192)                 # 06.6: m x k by k x n in BF16
-SKINNY_SMEM, SKINNY_ACC = 64 * 1024, 64 * 1024      # bytes: staged slices (tile_k 32, 2 stages); FP32 accumulators
+SKINNY_SMEM = 64 * 1024                    # bytes of shared memory: staged slices, tile_k 32, 2 stages
 SKINNY_SIDES = range(16, 513, 16)
-
-
-def _skinny_fits(tm, tn, accumulators=True, accumulator_bytes=4) -> bool:
-    return (smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM
-            and (not accumulators or tm * tn * accumulator_bytes <= SKINNY_ACC))
+SKINNY_KIB_MAX = 512                       # the grid of register budgets, whole KiB
 
 
 def _skinny_bytes(tm, tn) -> float:
     return tiled_matmul_traffic(*SKINNY, tm, tn).bytes_moved
 
 
-def _skinny_best(keep=lambda tm, tn: True, **fits) -> float:
-    return min(_skinny_bytes(tm, tn) for tm in SKINNY_SIDES for tn in SKINNY_SIDES
-               if _skinny_fits(tm, tn, **fits) and keep(tm, tn))
+@functools.lru_cache(maxsize=None)
+def _skinny_table(sides_m=tuple(SKINNY_SIDES)) -> tuple:
+    """(bytes, tile_m, tile_n) of every tile whose slices fit the shared memory, fewest bytes first."""
+    return tuple(sorted((_skinny_bytes(tm, tn), tm, tn) for tm in sides_m for tn in SKINNY_SIDES
+                        if smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM))
 
 
-SQUARE_BEST = Misconception(
-    "square-tile-best", "A square tile taken to be best for every shape: with m = 200 the row of "
-    "tiles is cut by ceil(m / tile_m), so a tile_m that covers m in as few tiles as possible, and "
-    "the rest of the budget spent on tile_n, moves less.", "06", _TILED,
-    "Count ceil(200 / tile_m) for tile_m = 112 and 128: what does the smaller one free for tile_n?")
-COVER_M = Misconception(
-    "cover-m-reads-weights-once", "One row of tiles covering all of m, so that B is read once, taken "
-    "to be best: the accumulator budget then leaves tile_n so narrow that A is read very many times.",
-    "06", _TILED, "Count the bytes of A and of B separately for your tile: which one dominates?")
-ACCUMULATORS_IGNORED = Misconception(
-    "accumulators-ignored", "The shared-memory budget alone: the tile_m x tile_n FP32 accumulators "
-    "live in registers and must fit their own budget.", "06", _TILED,
-    "Check tile_m x tile_n x 4 bytes against 64 KiB.")
+def _skinny_best_tile(register_kib, accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES)) -> tuple:
+    """The fewest-bytes tile whose FP32 running sums fit ``register_kib`` KiB (first of a tie:
+    any tie covers all rows or none, the course's tests check)."""
+    return next(row for row in _skinny_table(sides_m) if row[1] * row[2] * accumulator_bytes <= register_kib * 1024)
+
+
+def _covers(tile) -> bool:
+    return tile[1] >= SKINNY[0]
+
+
+def _skinny_feasible(register_kib) -> str | None:
+    if not 1 <= register_kib <= SKINNY_KIB_MAX:
+        return f"{register_kib} KiB is outside the task's range, 1 to {SKINNY_KIB_MAX} KiB"
+    best = _skinny_best_tile(register_kib)
+    if _covers(best):
+        return None
+    cover = next(row for row in _skinny_table() if _covers(row) and row[1] * row[2] * 4 <= register_kib * 1024)
+    return (f"with {register_kib} KiB the fewest bytes, {best[0] / 1e6:.1f} MB, come from a {best[1]} x {best[2]} "
+            f"tile, which does not cover all {SKINNY[0]} rows; the best tile that does moves {cover[0] / 1e6:.1f} MB")
+
+
+@functools.lru_cache(maxsize=None)
+def _register_kib(accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES)) -> int:
+    """The smallest whole-KiB register budget whose fewest-bytes tile covers all m rows."""
+    return next(r for r in range(1, SKINNY_KIB_MAX + 1)
+                if _covers(_skinny_best_tile(r, accumulator_bytes, sides_m)))
+
+
+FITS_NOT_BEST = Misconception(
+    "covering-tile-fits-not-best", "The budget at which a tile covering all 200 rows first fits: it "
+    "fits long before it is the best, because a narrow tile re-reads A once per column of tiles.",
+    "06", _TILED, "For a tile covering all rows, count the bytes of A and of B separately; then compare "
+    "with the best tile that leaves a second row of tiles, at the same budget.")
+TILE_M_200 = Misconception(
+    "tile-m-equals-m", "tile_m = 200: tile sides are multiples of 16, so covering 200 rows takes 208, "
+    "and its running sums need more registers.", "06", _TILED,
+    "Round 200 up to the grid before you size the accumulators.")
+GROWTH_NOT_BUDGET = Misconception(
+    "growth-not-budget", "The growth over today's 64 KiB where the whole budget was asked.", "06", _TILED,
+    "Answer the register budget itself, in KiB.")
 ACCUMULATORS_BF16 = Misconception(
-    "accumulators-in-bf16", "2-byte accumulators: the inputs are BF16, but a tensor core adds their "
+    "accumulators-in-bf16", "2-byte running sums: the inputs are BF16, but a tensor core adds their "
     "products in FP32, 4 bytes per output element of the tile.", "06", "3. Down to the tensor core",
     "Count 4 bytes per accumulator, whatever the inputs' format.")
-FLOOR_NOT_TILED = Misconception(
-    "floor-not-tiled-traffic", "The floor, every operand once, where the tiled traffic was asked: "
-    "a tile re-reads A once per column of tiles and B once per row of tiles.", "06", _TILED,
-    "Count how many times each element of A and of B is read with your tile.")
 
 
 def _skinny_wrong() -> dict:
-    return {SQUARE_BEST: _skinny_best(lambda tm, tn: tm == tn),
-            COVER_M: _skinny_best(lambda tm, tn: tm >= SKINNY[0]),
-            ACCUMULATORS_IGNORED: _skinny_best(accumulators=False),
-            ACCUMULATORS_BF16: _skinny_best(accumulator_bytes=2),
-            FLOOR_NOT_TILED: tiled_matmul_traffic(*SKINNY, 16).min_bytes}
+    cover = next(row for row in _skinny_table() if _covers(row) and row[2] == SKINNY_SIDES[0])
+    return {FITS_NOT_BEST: math.ceil(cover[1] * cover[2] * 4 / 1024),
+            TILE_M_200: _register_kib(sides_m=(SKINNY[0],) + tuple(t for t in SKINNY_SIDES if t < SKINNY[0])),
+            GROWTH_NOT_BUDGET: _register_kib() - 64,
+            ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2)}
 
 
 # --- 06.7 (design): the attention block that fits a shared-memory budget ----------------------
@@ -344,16 +366,17 @@ EXERCISES = [
                "The intermediates are P (rows x cols) and the row vectors m and l (rows each): each is "
                "written once and read once when unfused.",
                "tiling.graph_traffic(ops, sizes, kernels, ('O',)).bytes_moved for both groupings; subtract.")),
-    ValueExercise(
-        "06.6", expected=_skinny_best, rel_tol=1e-9, wrong_answers=_skinny_wrong,
-        concepts=("tile-sizing", "tiling-traffic"),
-        form="a float: the HBM bytes your tile moves, the fewest any tile within both budgets moves",
-        hints=("Count the re-reads: A once per column of tiles, B once per row of tiles. With m = 200, "
-               "which operand is the large one, and how many rows of tiles does each tile_m give?",
-               "Write both budgets as functions of tile_m and tile_n: the two stages of the A and B slices "
-               "in shared memory, and the FP32 running sums in registers. Which one binds for a wide tile?",
-               "Sanity check: compare your tile with the best square tile and with the best tile that "
-               "covers all 200 rows at once; yours should move fewer bytes than both.")),
+    OptimumExercise(
+        "06.6", expected=_register_kib, feasible=_skinny_feasible, goal="smallest", step=1,
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_skinny_wrong, concepts=("tile-sizing", "tiling-traffic"),
+        form="an integer: the smallest register budget per thread block, in whole KiB, at which the tile "
+             "that moves the fewest HBM bytes covers all 200 rows (exact)",
+        hints=("Count the re-reads: A once per column of tiles, B once per row of tiles. Which operand is "
+               "the large one here, and what does a tile that covers all 200 rows save on it?",
+               "A taller tile leaves fewer registers for its width, so A is re-read more often. At a given "
+               "budget, compare the best tile that covers all rows with the best tile that does not.",
+               "Sanity check: at your budget, and not at one KiB less, the fewest-bytes tile within both "
+               "budgets covers all 200 rows.")),
     OptimumExercise(
         "06.7", expected=_attn_best_block, feasible=_attn_feasible, goal="largest", step=ATTN_STEP,
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_attn_wrong, concepts=("flash-attention", "tile-sizing"),
