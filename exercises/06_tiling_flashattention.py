@@ -116,18 +116,23 @@ raise NotImplementedError("exercise 06.6: when does the best tile read the weigh
 check("06.6", register_kib)
 
 # %% [markdown]
-# ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
+# ### Exercise 06.7 (design): attention blocks under two on-chip budgets
 #
 # A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, in
-# the loop order of section 6, with query blocks and key blocks of the same size, `block`. One
-# thread block may use **192 KiB** of shared memory. In it, the kernel keeps everything one step of
-# section 6's loop works on, and it prefetches: the next key and value blocks load while the
-# current ones are used. $Q$, $K$ and $V$ are BF16; the scores and their softmax are FP32 (the
-# probabilities overwrite the scores in place); the output accumulator and the row statistics live
-# in registers, outside this budget. Choose `block`, a multiple of 16 from 16 to 512, that moves
-# the fewest elements between HBM and the chip (section 6's count) and fits, and store it in
-# `block` (an integer).
+# the loop order of section 6, with a query block of `block_q` rows and a key block of `block_k`
+# rows (section 6's `flash_attention` takes the pair as `block_size`), each a multiple of 16 from
+# 16 to 1024. One thread block has two budgets:
+#
+# - **192 KiB of shared memory**. In it, the kernel keeps everything one step of section 6's loop
+#   works on, and it prefetches: the next key and value blocks load while the current ones are
+#   used. $Q$, $K$ and $V$ are BF16; the scores and their softmax are FP32 (the probabilities
+#   overwrite the scores in place).
+# - **128 KiB of registers** for the unnormalised output, kept in FP32 (the row statistics are
+#   few: leave them out of both budgets).
+#
+# What is the fewest elements moved between HBM and the chip (section 6's count) by any pair that
+# fits both budgets? Store it in `elements` (a number).
 
 # %%
-raise NotImplementedError("exercise 06.7: the attention block that fits a shared-memory budget")
-check("06.7", block)
+raise NotImplementedError("exercise 06.7: attention blocks under two on-chip budgets")
+check("06.7", elements)

@@ -65,8 +65,12 @@ def test_06_6_the_best_tile_covers_every_row_only_once_the_registers_allow_a_wid
     assert "not the smallest" in _feedback("06.6", want + 13)       # a larger budget that also works
 
 
-def test_06_7_the_largest_block_that_fits_moves_least_and_the_score_tile_is_named():
+def test_06_7_a_small_key_block_frees_room_for_the_query_block_the_registers_allow():
     want = get_exercise("06.7").answer(None)
-    assert ex_06._attn_feasible(want) is None and ex_06._attn_feasible(want + 16)
-    text = _feedback("06.7", ex_06._attn_wrong()[ex_06.SCORE_TILE_FORGOTTEN])
-    assert "[misconception: score-tile-forgotten]" in text and "over the 192 KiB budget" in text
+    best_q = max(bq for bq in ex_06._ATTN_GRID if any(ex_06._attn_fits(bq, bk) for bk in ex_06._ATTN_GRID))
+    assert best_q * ex_06.ATTN_D * 4 == ex_06.ATTN_REGS                 # the registers bind the query block
+    assert not ex_06._attn_fits(best_q, best_q)                          # equal blocks do not fit there
+    assert want == min(ex_06._attn_elements(bq, bk) for bq in ex_06._ATTN_GRID for bk in ex_06._ATTN_GRID
+                       if ex_06._attn_fits(bq, bk))
+    text = _feedback("06.7", ex_06._attn_wrong()[ex_06.EQUAL_BLOCKS])
+    assert "[misconception: key-block-equals-query-block]" in text

@@ -270,56 +270,66 @@ def _skinny_wrong() -> dict:
             ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2)}
 
 
-# --- 06.7 (design): the attention block that fits a shared-memory budget ----------------------
+# --- 06.7 (design): query and key blocks under a shared-memory and a register budget ---------
 
-ATTN_N, ATTN_D, ATTN_SMEM = 4000, 64, 192 * 1024      # 06.7: one head; bytes of shared memory per block
-ATTN_STEP, ATTN_MAX = 16, 512
-
-
-def _attn_block_bytes(block, score_tile=True, stages=2, score_bytes=4, element_bytes=2) -> int:
-    """On chip: the Q block, ``stages`` copies of the K and V blocks (``element_bytes`` each) and the
-    block x block score tile (``score_bytes`` each)."""
-    q = block * ATTN_D * element_bytes
-    kv = stages * 2 * block * ATTN_D * element_bytes
-    return q + kv + (block * block * score_bytes if score_tile else 0)
+ATTN_N, ATTN_D = 4000, 64                  # 06.7: one head, not causal
+ATTN_SMEM, ATTN_REGS = 192 * 1024, 128 * 1024   # bytes per thread block: shared memory; registers for O
+ATTN_STEP, ATTN_MAX = 16, 1024
 
 
-def _largest_block(**budget) -> int:
-    return max(b for b in range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP) if _attn_block_bytes(b, **budget) <= ATTN_SMEM)
+def _attn_smem_bytes(bq, bk, score_tile=True, stages=2, score_bytes=4, element_bytes=2) -> int:
+    """Shared memory: the Q block, ``stages`` copies of the K and V blocks (``element_bytes`` each)
+    and the bq x bk score tile (``score_bytes`` each; the probabilities overwrite it)."""
+    q = bq * ATTN_D * element_bytes
+    kv = stages * 2 * bk * ATTN_D * element_bytes
+    return q + kv + (bq * bk * score_bytes if score_tile else 0)
 
 
-def _attn_feasible(block) -> str | None:
-    if block < ATTN_STEP or block > ATTN_MAX:
-        return f"block {block} is outside the grid of the task, {ATTN_STEP} to {ATTN_MAX}"
-    need = _attn_block_bytes(block)
-    if need > ATTN_SMEM:
-        return f"block {block} needs {need / 1024:.1f} KiB on chip, over the 192 KiB budget"
-    return None
+def _attn_fits(bq, bk, registers=True, score_tile=True) -> bool:
+    return _attn_smem_bytes(bq, bk, score_tile) <= ATTN_SMEM and (not registers or bq * ATTN_D * 4 <= ATTN_REGS)
+
+
+def _attn_elements(bq, bk) -> float:
+    return flash_attention_traffic(ATTN_N, ATTN_D, (bq, bk)).elements_moved
+
+
+_ATTN_GRID = range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP)
 
 
 @functools.lru_cache(maxsize=None)
-def _attn_best_block() -> int:
-    fitting = [b for b in range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP) if _attn_feasible(b) is None]
-    moved = {b: flash_attention_traffic(ATTN_N, ATTN_D, b).elements_moved for b in fitting}
-    best = min(moved.values())
-    winners = [b for b in fitting if moved[b] == best]
-    if winners != [max(fitting)]:
-        raise RuntimeError(f"06.7: the largest block that fits must be the one best block, got {winners}")
-    return winners[0]
+def _attn_fewest(equal=False, registers=True, score_tile=True) -> float:
+    """The fewest elements any (block_q, block_k) on the grid moves within the budgets. The count
+    depends on block_q alone, so for each block_q the smallest block_k is the one to try."""
+    pairs = [(bq, bq) for bq in _ATTN_GRID] if equal else [(bq, ATTN_STEP) for bq in _ATTN_GRID]
+    return min(_attn_elements(bq, bk) for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile))
 
 
+EQUAL_BLOCKS = Misconception(
+    "key-block-equals-query-block", "The key block taken to be as large as the query block: the "
+    "traffic depends on the query block alone (K and V are read once per query block), while the "
+    "score tile and the prefetched K and V grow with the key block, so a small key block frees shared "
+    "memory for a large query block.", "06", _ATTENTION,
+    "Write section 6's count for a query block and a key block of different sizes: which one appears?")
+REGISTERS_IGNORED = Misconception(
+    "output-accumulator-ignored", "The shared memory alone: the block_q x d FP32 output accumulator "
+    "lives in registers and must fit their own budget.", "06", _ATTENTION,
+    "Check block_q x d x 4 bytes against 128 KiB.")
 SCORE_TILE_FORGOTTEN = Misconception(
-    "score-tile-forgotten", "The score tile left out of the budget: the block x block scores S = Q K^T "
-    "live on chip too, and they grow with the square of the block.", "06", _ATTENTION,
-    "Count the Q, K and V blocks and the block x block score tile.")
-SCORES_BF16 = Misconception(
-    "scores-in-bf16", "The score tile counted in BF16: the softmax works on FP32 scores, 4 bytes "
-    "each.", "06", _ATTENTION, "Count 4 bytes per score, 2 per element of Q, K and V.")
+    "score-tile-forgotten", "The score tile left out of shared memory (and the key block taken as large "
+    "as the query block): the block_q x block_k scores S = Q K^T live on chip too, in FP32.", "06",
+    _ATTENTION, "Count the Q, K and V blocks and the block_q x block_k score tile.")
+BYTES_NOT_ELEMENTS = Misconception(
+    "attention-bytes-not-elements", "Bytes where elements were asked: section 6 counts elements.",
+    "06", _ATTENTION, "Leave the count in elements; do not multiply by 2 bytes.")
+
+
 def _attn_wrong() -> dict:
-    return {SCORE_TILE_FORGOTTEN: _largest_block(score_tile=False),
-            ONE_STAGE: _largest_block(stages=1),
-            SCORES_BF16: _largest_block(score_bytes=2),
-            shared("fp32-bytes", "06", _ATTENTION): _largest_block(element_bytes=4)}
+    right = _attn_fewest()
+    return {EQUAL_BLOCKS: _attn_fewest(equal=True),
+            REGISTERS_IGNORED: _attn_fewest(registers=False),
+            SCORE_TILE_FORGOTTEN: _attn_fewest(equal=True, score_tile=False),
+            BYTES_NOT_ELEMENTS: 2 * right,
+            FLASH_LINEAR: 3 * ATTN_N * ATTN_D + ATTN_N * (ATTN_D + 1)}
 
 
 EXERCISES = [
@@ -377,15 +387,17 @@ EXERCISES = [
                "budget, compare the best tile that covers all rows with the best tile that does not.",
                "Sanity check: at your budget, and not at one KiB less, the fewest-bytes tile within both "
                "budgets covers all 200 rows.")),
-    OptimumExercise(
-        "06.7", expected=_attn_best_block, feasible=_attn_feasible, goal="largest", step=ATTN_STEP,
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_attn_wrong, concepts=("flash-attention", "tile-sizing"),
-        form="an integer, a multiple of 16 from 16 to 512: the block that moves the fewest elements "
-             "between HBM and the chip within 192 KiB (exact)",
-        hints=("Every query block streams all of K and V past it: how does the traffic change with the "
-               "block?",
+    ValueExercise(
+        "06.7", expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_attn_wrong,
+        concepts=("flash-attention", "tile-sizing"),
+        form="a number: the fewest elements moved between HBM and the chip by any block_q and block_k "
+             "(multiples of 16 from 16 to 1024) within 192 KiB of shared memory and 128 KiB of "
+             "registers (exact)",
+        hints=("Every query block streams all of K and V past it: which block size sets how often K and V "
+               "are read, and which one only sets what sits on chip?",
                "List what one step of section 6's loop works on at once: the blocks it reads and what it "
-               "computes from them. Give each its own element size, and count the prefetched blocks twice.",
-               "Write the bytes on chip as a function of the block and find where it crosses 192 KiB; "
-               "check the block 16 larger than yours.")),
+               "computes from them; give each its own element size, count the prefetched blocks twice, "
+               "and put the output accumulator in the register budget.",
+               "Sanity check: a query block 16 larger than yours breaks a budget with every key block, "
+               "and section 6's count for your pair matches flash_attention_traffic(4000, 64, (block_q, block_k)).")),
 ]
