@@ -14,7 +14,7 @@
 #
 # Seven exercises on lesson 06: a prediction, a computation on a real accelerator, an exploration
 # with the FlashAttention simulator, a function to write, the traffic fusion saves, and two designs
-# under a memory budget (a matmul tile, an attention block). Put your answer in each exercise cell
+# under on-chip budgets (the registers a skinny matmul's best tile needs, attention's two blocks). Put your answer in each exercise cell
 # where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
 # right; otherwise it shows your value, the form the answer should take and a first hint.
 # `hint("06.2", 2)` shows the next hint.
@@ -126,13 +126,15 @@ check("06.5", saved_bytes)
 # $8192 \times 8192$ matmul in BF16, output-stationary as in section 1, with an output tile of
 # `tile_m` rows by `tile_n` columns, each a multiple of 16 from 16 to 512. A thread block walks
 # $k$ in steps of 32 and double-buffers what each step needs from $A$ and $B$ in at most
-# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32.
-# A tile tall enough to cover all 200 tokens reads the weights only once.
+# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32, and
+# the register budget per thread block holds those sums only. A tile tall enough to cover all 200
+# tokens reads the weights only once.
 #
 # A new GPU would give each thread block more registers (shared memory stays 64 KiB). What is the
-# **smallest** register budget per thread block, in whole KiB, at which the tile that moves the
-# fewest HBM bytes by section 1's count (an edge tile loads only the rows and columns that exist)
-# covers all 200 rows? Store it in `register_kib` (an integer).
+# **smallest** register budget per thread block, in whole KiB (1 KiB = 1024 bytes), at which the
+# tile that moves the fewest HBM bytes by section 1's count (an edge tile loads only the rows and
+# columns that exist), among the tiles that fit both budgets, covers all 200 rows? No two tiles
+# tie for the fewest bytes there. Store it in `register_kib` (an integer).
 
 # %%
 ### BEGIN SOLUTION

@@ -183,7 +183,7 @@ check("07.7", slots)
 #
 # Each decode step must take at most **20 ms**. You rent the GPUs at $3.00 per GPU per hour (an
 # assumption for this exercise, not a quoted price) and pay for every GPU of a deployment. You may
-# redeploy on 2, 4 or 8 H100 SXMs (same parallelism) with any whole batch whose weights and cache
+# redeploy on 2, 4 or 8 H100 SXMs (80 GB each, same parallelism) with any whole batch whose weights and cache
 # fit in the GPUs' memory (section 5). Answer the lowest cost, in dollars per million generated
 # tokens (section 6), of any deployment that keeps the 20 ms promise (a float).
 
@@ -221,8 +221,9 @@ check("07.8", best_usd)
 # table, under section 7's names: `"int8 weights"` stores the weights in 8 bits and
 # `"int4 weights"` in 4 bits, both keep the KV cache in BF16 and multiply at the 16-bit rate;
 # `"fp8"` stores the weights and the cache in 8 bits and multiplies at the 8-bit rate. Every
-# sequence holds 4096 tokens of context. The service promises its users a new token at least every
-# **20 ms**, and you may run any whole batch of sequences whose weights and cache fit in the H200.
+# sequence holds 4096 tokens of context. The service promises each user a new token at most
+# **20 ms** after the last one, so every decode step must take at most 20 ms. You may run any whole
+# batch of sequences whose weights and cache fit in the H200.
 #
 # Which scheme lets one H200 keep that promise while serving the most tokens per second? Answer
 # its name.
