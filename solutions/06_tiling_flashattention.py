@@ -14,9 +14,10 @@
 #
 # Seven exercises on lesson 06: a prediction, a computation on a real accelerator, an exploration
 # with the FlashAttention simulator, a function to write, the traffic fusion saves, and two designs
-# under on-chip budgets (the registers a skinny matmul's best tile needs, attention's two blocks). Put your answer in each exercise cell
-# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
-# right; otherwise it shows your value, the form the answer should take and a first hint.
+# under on-chip budgets (the registers a skinny matmul's best tile needs, attention's two blocks).
+# Put your answer in each exercise cell where it says `NotImplementedError` and run the cell.
+# `check` prints one line when the answer is right; otherwise it shows your value, the form the
+# answer should take and a first hint.
 # `hint("06.2", 2)` shows the next hint.
 
 # %%
