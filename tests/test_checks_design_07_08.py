@@ -28,6 +28,8 @@ def test_07_8_the_target_binds_and_more_gpus_are_cheaper():
     assert ex_07._cheapest_deployment() < min(ex_07._deploy_costs(latency=False).values()) * 1.2
     text = _feedback("07.8", ex_07._deployment_wrong()[ex_07.NO_FIXED_PART])
     assert "[misconception: step-time-proportional-to-batch]" in text
+    text = _feedback("07.8", ex_07._deployment_wrong()[ex_07.RATED_NOT_PROFILED])
+    assert "[misconception: rated-bandwidth-not-profiled]" in text
     text = _feedback("07.8", ex_07._deployment_wrong()[ex_07.FEWEST_GPUS])
     assert "[misconception: fewest-gpus-cheapest]" in text
 
