@@ -14,9 +14,10 @@
 #
 # Seven exercises on lesson 06: a prediction, a computation on a real accelerator, an exploration
 # with the FlashAttention simulator, a function to write, the traffic fusion saves, and two designs
-# under a memory budget (a matmul tile, an attention block). Put your answer in each exercise cell
-# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
-# right; otherwise it shows your value, the form the answer should take and a first hint.
+# under on-chip budgets (the registers a skinny matmul's best tile needs, attention's two blocks).
+# Put your answer in each exercise cell where it says `NotImplementedError` and run the cell.
+# `check` prints one line when the answer is right; otherwise it shows your value, the form the
+# answer should take and a first hint.
 # `hint("06.2", 2)` shows the next hint.
 
 # %%
@@ -97,34 +98,44 @@ check("06.4", online_softmax_step)
 raise NotImplementedError("exercise 06.5: what fusing a softmax saves")
 check("06.5", saved_bytes)
 # %% [markdown]
-# ### Exercise 06.6 (design): a tile for a skinny matmul
+# ### Exercise 06.6 (design): when does the best tile read the weights once?
 #
 # A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
-# $8192 \times 8192$ matmul in BF16, output-stationary as in section 1. Choose its output tile
-# `tile_m` $\times$ `tile_n`, each a multiple of 16 from 16 to 512, within two budgets per thread
-# block: in shared memory, two stages (double buffering), each holding a `tile_m` $\times 32$ slice
-# of $A$ and a $32 \times$ `tile_n` slice of $B$ in BF16, at most 64 KiB in all; in registers, the
-# `tile_m` $\times$ `tile_n` FP32 accumulators, at most 64 KiB. Among the tiles within both
-# budgets, pick the one that moves the fewest HBM bytes by section 1's count (an edge tile loads
-# only the rows and columns that exist), and store those bytes in `skinny_bytes` (a float). Is
-# your tile square, and does it cover all 200 rows?
+# $8192 \times 8192$ matmul in BF16, output-stationary as in section 1, with an output tile of
+# `tile_m` rows by `tile_n` columns, each a multiple of 16 from 16 to 512. A thread block walks
+# $k$ in steps of 32 and double-buffers what each step needs from $A$ and $B$ in at most
+# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32, and
+# the register budget per thread block holds those sums only. A tile tall enough to cover all 200
+# tokens reads the weights only once.
+#
+# A new GPU would give each thread block more registers (shared memory stays 64 KiB). What is the
+# **smallest** register budget per thread block, in whole KiB (1 KiB = 1024 bytes), at which the
+# tile that moves the fewest HBM bytes by section 1's count (an edge tile loads only the rows and
+# columns that exist), among the tiles that fit both budgets, covers all 200 rows? No two tiles
+# tie for the fewest bytes there. Store it in `register_kib` (an integer).
 
 # %%
-raise NotImplementedError("exercise 06.6: a tile for a skinny matmul")
-check("06.6", skinny_bytes)
+raise NotImplementedError("exercise 06.6: when does the best tile read the weights once?")
+check("06.6", register_kib)
 
 # %% [markdown]
-# ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
+# ### Exercise 06.7 (design): attention blocks under two on-chip budgets
 #
 # A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, in
-# the loop order of section 6: a block of `block` queries stays on chip while all of $K$ and $V$
-# stream past it in blocks of `block` keys. One thread block may use **192 KiB** of shared memory,
-# and it holds the $Q$ block, the $K$ and $V$ blocks **double-buffered** (two stages of each, so
-# the next pair loads while this one is used), all in BF16, and the `block` $\times$ `block` score
-# tile in **FP32**; the output accumulator and the row statistics live in registers, outside this
-# budget. Choose `block`, a multiple of 16 from 16 to 512, that moves the fewest elements between
-# HBM and the chip (section 6's count) within the budget, and store it in `block` (an integer).
+# the loop order of section 6, with a query block of `block_q` rows and a key block of `block_k`
+# rows (section 6's `flash_attention` takes the pair as `block_size`), each a multiple of 16 from
+# 16 to 1024. One thread block has two budgets:
+#
+# - **192 KiB of shared memory**. In it, the kernel keeps everything one step of section 6's loop
+#   works on, and it prefetches: the next key and value blocks load while the current ones are
+#   used. $Q$, $K$ and $V$ are BF16; the scores and their softmax are FP32 (the probabilities
+#   overwrite the scores in place).
+# - **128 KiB of registers** for the unnormalised output, kept in FP32 (the row statistics are
+#   few: leave them out of both budgets).
+#
+# What is the fewest elements moved between HBM and the chip (section 6's count) by any pair that
+# fits both budgets? Store it in `elements` (a number).
 
 # %%
-raise NotImplementedError("exercise 06.7: the attention block that fits a shared-memory budget")
-check("06.7", block)
+raise NotImplementedError("exercise 06.7: attention blocks under two on-chip budgets")
+check("06.7", elements)

@@ -143,23 +143,24 @@ raise NotImplementedError("exercise 07.7: how many slots for a latency target?")
 check("07.7", slots)
 
 # %% [markdown]
-# ### Exercise 07.8 (design): the cheapest deployment under a latency target
+# ### Exercise 07.8 (diagnose, then design): the cheapest deployment under a latency target
 #
-# You serve Llama 3 70B in BF16 on H100 SXMs. Every sequence holds 4096 tokens of context. You
-# rent the GPUs at $3.00 per GPU per hour (an assumption for this exercise, not a quoted price),
-# and each decode step must take at most **20 ms**. You choose two things:
+# Your team serves its own 70B-class model in BF16 on **four H100 SXMs** with ideal tensor
+# parallelism (each GPU holds an equal share of the weights and of the cache, reads its share at
+# its own bandwidth and does its share of the FLOP; communication is free). Every sequence holds
+# 4096 tokens of context. A profile of two batches, `profile` below, gives the decode step's time
+# and the memory each GPU uses. The kernels do not reach the catalog's bandwidth, so take the
+# rates from the profile, not from the catalog; assume a step stays memory-bound, so that its time
+# and its memory are each a fixed part plus a part per sequence, at every batch.
 #
-# - the number of GPUs: 2, 4 or 8, with ideal tensor parallelism (each GPU holds an equal share of
-#   the weights and of the cache, reads its share at its own bandwidth and does its share of the
-#   FLOP; communication is free);
-# - the batch: any whole number of sequences, 1 or more. The weights and the whole batch's KV
-#   cache must fit in the GPUs' memory.
-#
-# Section 5's model gives a step's time (its cache counts the token being generated too), and
-# section 6 the dollars per million tokens (you pay for every GPU of the deployment). Answer the lowest cost, in dollars per million generated
-# tokens, over every deployment that meets both constraints (a float).
+# Each decode step must take at most **20 ms**. You rent the GPUs at $3.00 per GPU per hour (an
+# assumption for this exercise, not a quoted price) and pay for every GPU of a deployment. You may
+# redeploy on 2, 4 or 8 H100 SXMs (80 GB each, same parallelism) with any whole batch whose weights and cache
+# fit in the GPUs' memory (section 5). Answer the lowest cost, in dollars per million generated
+# tokens (section 6), of any deployment that keeps the 20 ms promise (a float).
 
 # %%
+profile = {8: (12.6e-3, 38.0e9), 40: (16.2e-3, 48.7e9)}    # batch: (seconds per step, bytes per GPU), on 4 GPUs
 raise NotImplementedError("exercise 07.8: the cheapest deployment under a latency target")
 check("07.8", best_usd)
 
@@ -170,11 +171,12 @@ check("07.8", best_usd)
 # table, under section 7's names: `"int8 weights"` stores the weights in 8 bits and
 # `"int4 weights"` in 4 bits, both keep the KV cache in BF16 and multiply at the 16-bit rate;
 # `"fp8"` stores the weights and the cache in 8 bits and multiplies at the 8-bit rate. Every
-# sequence holds 4096 tokens of context, and each decode step must take at most **20 ms**.
+# sequence holds 4096 tokens of context. The service promises each user a new token at most
+# **20 ms** after the last one, so every decode step must take at most 20 ms. You may run any whole
+# batch of sequences whose weights and cache fit in the H200.
 #
-# For each scheme, the server runs the largest batch whose weights and cache fit in the H200 and
-# whose step meets the target (sections 5 and 7). Which scheme serves the most tokens per second?
-# Answer its name.
+# Which scheme lets one H200 keep that promise while serving the most tokens per second? Answer
+# its name.
 
 # %%
 raise NotImplementedError("exercise 07.9: which quantization scheme serves the most?")

@@ -14,9 +14,10 @@
 #
 # Seven exercises on lesson 06: a prediction, a computation on a real accelerator, an exploration
 # with the FlashAttention simulator, a function to write, the traffic fusion saves, and two designs
-# under a memory budget (a matmul tile, an attention block). Put your answer in each exercise cell
-# where it says `NotImplementedError` and run the cell. `check` prints one line when the answer is
-# right; otherwise it shows your value, the form the answer should take and a first hint.
+# under on-chip budgets (the registers a skinny matmul's best tile needs, attention's two blocks).
+# Put your answer in each exercise cell where it says `NotImplementedError` and run the cell.
+# `check` prints one line when the answer is right; otherwise it shows your value, the form the
+# answer should take and a first hint.
 # `hint("06.2", 2)` shows the next hint.
 
 # %%
@@ -120,47 +121,66 @@ saved_bytes = four.bytes_moved - one.bytes_moved
 ### END SOLUTION
 check("06.5", saved_bytes)
 # %% [markdown]
-# ### Exercise 06.6 (design): a tile for a skinny matmul
+# ### Exercise 06.6 (design): when does the best tile read the weights once?
 #
 # A serving kernel multiplies 200 tokens by a weight matrix: a $200 \times 8192$ by
-# $8192 \times 8192$ matmul in BF16, output-stationary as in section 1. Choose its output tile
-# `tile_m` $\times$ `tile_n`, each a multiple of 16 from 16 to 512, within two budgets per thread
-# block: in shared memory, two stages (double buffering), each holding a `tile_m` $\times 32$ slice
-# of $A$ and a $32 \times$ `tile_n` slice of $B$ in BF16, at most 64 KiB in all; in registers, the
-# `tile_m` $\times$ `tile_n` FP32 accumulators, at most 64 KiB. Among the tiles within both
-# budgets, pick the one that moves the fewest HBM bytes by section 1's count (an edge tile loads
-# only the rows and columns that exist), and store those bytes in `skinny_bytes` (a float). Is
-# your tile square, and does it cover all 200 rows?
+# $8192 \times 8192$ matmul in BF16, output-stationary as in section 1, with an output tile of
+# `tile_m` rows by `tile_n` columns, each a multiple of 16 from 16 to 512. A thread block walks
+# $k$ in steps of 32 and double-buffers what each step needs from $A$ and $B$ in at most
+# **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32, and
+# the register budget per thread block holds those sums only. A tile tall enough to cover all 200
+# tokens reads the weights only once.
+#
+# A new GPU would give each thread block more registers (shared memory stays 64 KiB). What is the
+# **smallest** register budget per thread block, in whole KiB (1 KiB = 1024 bytes), at which the
+# tile that moves the fewest HBM bytes by section 1's count (an edge tile loads only the rows and
+# columns that exist), among the tiles that fit both budgets, covers all 200 rows? No two tiles
+# tie for the fewest bytes there. Store it in `register_kib` (an integer).
 
 # %%
 ### BEGIN SOLUTION
-candidates = [(tiling.tiled_matmul_traffic(200, 8192, 8192, tm, tn).bytes_moved, tm, tn)
-              for tm in range(16, 513, 16) for tn in range(16, 513, 16)
-              if tiling.smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= 64 * 1024
-              and tm * tn * 4 <= 64 * 1024]
-skinny_bytes, tile_m, tile_n = min(candidates)
+tiles = [(tiling.tiled_matmul_traffic(200, 8192, 8192, tm, tn).bytes_moved, tm, tn)
+         for tm in range(16, 513, 16) for tn in range(16, 513, 16)
+         if tiling.smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= 64 * 1024]
+
+
+def best_tile(kib):
+    """The fewest-bytes tile whose FP32 running sums fit in kib KiB of registers."""
+    return min(t for t in tiles if t[1] * t[2] * 4 <= kib * 1024)
+
+
+register_kib = next(kib for kib in range(1, 513) if best_tile(kib)[1] >= 200)
+print(register_kib, "KiB:", best_tile(register_kib), "against", best_tile(register_kib - 1))
 ### END SOLUTION
-check("06.6", skinny_bytes)
+check("06.6", register_kib)
 
 # %% [markdown]
-# ### Exercise 06.7 (design): the attention block that fits a shared-memory budget
+# ### Exercise 06.7 (design): attention blocks under two on-chip budgets
 #
 # A FlashAttention forward pass runs one head with $N = 4000$ tokens and $d = 64$, not causal, in
-# the loop order of section 6: a block of `block` queries stays on chip while all of $K$ and $V$
-# stream past it in blocks of `block` keys. One thread block may use **192 KiB** of shared memory,
-# and it holds the $Q$ block, the $K$ and $V$ blocks **double-buffered** (two stages of each, so
-# the next pair loads while this one is used), all in BF16, and the `block` $\times$ `block` score
-# tile in **FP32**; the output accumulator and the row statistics live in registers, outside this
-# budget. Choose `block`, a multiple of 16 from 16 to 512, that moves the fewest elements between
-# HBM and the chip (section 6's count) within the budget, and store it in `block` (an integer).
+# the loop order of section 6, with a query block of `block_q` rows and a key block of `block_k`
+# rows (section 6's `flash_attention` takes the pair as `block_size`), each a multiple of 16 from
+# 16 to 1024. One thread block has two budgets:
+#
+# - **192 KiB of shared memory**. In it, the kernel keeps everything one step of section 6's loop
+#   works on, and it prefetches: the next key and value blocks load while the current ones are
+#   used. $Q$, $K$ and $V$ are BF16; the scores and their softmax are FP32 (the probabilities
+#   overwrite the scores in place).
+# - **128 KiB of registers** for the unnormalised output, kept in FP32 (the row statistics are
+#   few: leave them out of both budgets).
+#
+# What is the fewest elements moved between HBM and the chip (section 6's count) by any pair that
+# fits both budgets? Store it in `elements` (a number).
 
 # %%
 ### BEGIN SOLUTION
-def on_chip_bytes(b):
-    return 2 * b * 64 + 2 * 2 * (2 * b * 64) + 4 * b * b     # Q; two stages of K and V; FP32 scores
+def fits(bq, bk):
+    smem = 2 * bq * 64 + 2 * 2 * (2 * bk * 64) + 4 * bq * bk     # Q; two stages of K and V; FP32 scores
+    return smem <= 192 * 1024 and 4 * bq * 64 <= 128 * 1024      # the FP32 output in registers
 
 
-fitting = [b for b in range(16, 513, 16) if on_chip_bytes(b) <= 192 * 1024]
-block = min(fitting, key=lambda b: attention.flash_attention_traffic(4000, 64, b).elements_moved)
+grid = range(16, 1025, 16)
+elements = min(attention.flash_attention_traffic(4000, 64, (bq, bk)).elements_moved
+               for bq in grid for bk in grid if fits(bq, bk))
 ### END SOLUTION
-check("06.7", block)
+check("06.7", elements)

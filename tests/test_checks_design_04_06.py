@@ -62,16 +62,21 @@ def test_05_8_the_stagnation_prediction_overshoots_the_measured_chunk():
     assert ex_05._chunked_error(want) <= ex_05.SUM_TOLERANCE < ex_05._chunked_error(2 * want)
 
 
-def test_06_6_the_best_tile_is_neither_square_nor_covering_every_row():
-    best = min((ex_06._skinny_bytes(tm, tn), tm, tn) for tm in ex_06.SKINNY_SIDES for tn in ex_06.SKINNY_SIDES
-               if ex_06._skinny_fits(tm, tn))
-    _, tm, tn = best
-    assert tm != tn and tm < ex_06.SKINNY[0]
-    assert best[0] == get_exercise("06.6").answer(None)
+def test_06_6_the_best_tile_covers_every_row_only_once_the_registers_allow_a_wide_enough_one():
+    want = get_exercise("06.6").answer(None)
+    assert ex_06._skinny_feasible(want) is None and ex_06._skinny_feasible(want - 1)
+    assert not ex_06._covers(ex_06._skinny_best_tile(64))              # today's budget: two rows of tiles
+    text = _feedback("06.6", ex_06._skinny_wrong()[ex_06.FITS_NOT_BEST])
+    assert "[misconception: covering-tile-fits-not-best]" in text and "does not cover all 200 rows" in text
+    assert "not the smallest" in _feedback("06.6", want + 13)       # a larger budget that also works
 
 
-def test_06_7_the_largest_block_that_fits_moves_least_and_the_score_tile_is_named():
+def test_06_7_a_small_key_block_frees_room_for_the_query_block_the_registers_allow():
     want = get_exercise("06.7").answer(None)
-    assert ex_06._attn_feasible(want) is None and ex_06._attn_feasible(want + 16)
-    text = _feedback("06.7", ex_06._attn_wrong()[ex_06.SCORE_TILE_FORGOTTEN])
-    assert "[misconception: score-tile-forgotten]" in text and "over the 192 KiB budget" in text
+    best_q = max(bq for bq in ex_06._ATTN_GRID if any(ex_06._attn_fits(bq, bk) for bk in ex_06._ATTN_GRID))
+    assert best_q * ex_06.ATTN_D * 4 == ex_06.ATTN_REGS                 # the registers bind the query block
+    assert not ex_06._attn_fits(best_q, best_q)                          # equal blocks do not fit there
+    assert want == min(ex_06._attn_elements(bq, bk) for bq in ex_06._ATTN_GRID for bk in ex_06._ATTN_GRID
+                       if ex_06._attn_fits(bq, bk))
+    text = _feedback("06.7", ex_06._attn_wrong()[ex_06.EQUAL_BLOCKS])
+    assert "[misconception: key-block-equals-query-block]" in text

@@ -6,6 +6,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -196,108 +197,139 @@ def _softmax_saving_wrong() -> dict:
             INTERMEDIATE_ONCE: right - b * 2 * e}
 
 
-# --- 06.6 (design): a tile for a skinny matmul under two on-chip budgets ---------------------
+# --- 06.6 (design): the register budget at which the best tile reads the weights once ---------
 
 SKINNY = (200, 8192, 8192)                 # 06.6: m x k by k x n in BF16
-SKINNY_SMEM, SKINNY_ACC = 64 * 1024, 64 * 1024      # bytes: staged slices (tile_k 32, 2 stages); FP32 accumulators
+SKINNY_SMEM = 64 * 1024                    # bytes of shared memory: staged slices, tile_k 32, 2 stages
 SKINNY_SIDES = range(16, 513, 16)
-
-
-def _skinny_fits(tm, tn, accumulators=True, accumulator_bytes=4) -> bool:
-    return (smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM
-            and (not accumulators or tm * tn * accumulator_bytes <= SKINNY_ACC))
+SKINNY_KIB_MAX = 512                       # the grid of register budgets, whole KiB
 
 
 def _skinny_bytes(tm, tn) -> float:
     return tiled_matmul_traffic(*SKINNY, tm, tn).bytes_moved
 
 
-def _skinny_best(keep=lambda tm, tn: True, **fits) -> float:
-    return min(_skinny_bytes(tm, tn) for tm in SKINNY_SIDES for tn in SKINNY_SIDES
-               if _skinny_fits(tm, tn, **fits) and keep(tm, tn))
+@functools.lru_cache(maxsize=None)
+def _skinny_table(sides_m=tuple(SKINNY_SIDES)) -> tuple:
+    """(bytes, tile_m, tile_n) of every tile whose slices fit the shared memory, fewest bytes first."""
+    return tuple(sorted((_skinny_bytes(tm, tn), tm, tn) for tm in sides_m for tn in SKINNY_SIDES
+                        if smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM))
 
 
-SQUARE_BEST = Misconception(
-    "square-tile-best", "A square tile taken to be best for every shape: with m = 200 the row of "
-    "tiles is cut by ceil(m / tile_m), so a tile_m that covers m in as few tiles as possible, and "
-    "the rest of the budget spent on tile_n, moves less.", "06", _TILED,
-    "Count ceil(200 / tile_m) for tile_m = 112 and 128: what does the smaller one free for tile_n?")
-COVER_M = Misconception(
-    "cover-m-reads-weights-once", "One row of tiles covering all of m, so that B is read once, taken "
-    "to be best: the accumulator budget then leaves tile_n so narrow that A is read very many times.",
-    "06", _TILED, "Count the bytes of A and of B separately for your tile: which one dominates?")
-ACCUMULATORS_IGNORED = Misconception(
-    "accumulators-ignored", "The shared-memory budget alone: the tile_m x tile_n FP32 accumulators "
-    "live in registers and must fit their own budget.", "06", _TILED,
-    "Check tile_m x tile_n x 4 bytes against 64 KiB.")
-ACCUMULATORS_BF16 = Misconception(
-    "accumulators-in-bf16", "2-byte accumulators: the inputs are BF16, but a tensor core adds their "
-    "products in FP32, 4 bytes per output element of the tile.", "06", "3. Down to the tensor core",
-    "Count 4 bytes per accumulator, whatever the inputs' format.")
-FLOOR_NOT_TILED = Misconception(
-    "floor-not-tiled-traffic", "The floor, every operand once, where the tiled traffic was asked: "
-    "a tile re-reads A once per column of tiles and B once per row of tiles.", "06", _TILED,
-    "Count how many times each element of A and of B is read with your tile.")
+def _skinny_best_tile(register_kib, accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES)) -> tuple:
+    """The fewest-bytes tile whose FP32 running sums fit ``register_kib`` KiB (first of a tie:
+    any tie covers all rows or none, the course's tests check)."""
+    return next(row for row in _skinny_table(sides_m) if row[1] * row[2] * accumulator_bytes <= register_kib * 1024)
 
 
-def _skinny_wrong() -> dict:
-    return {SQUARE_BEST: _skinny_best(lambda tm, tn: tm == tn),
-            COVER_M: _skinny_best(lambda tm, tn: tm >= SKINNY[0]),
-            ACCUMULATORS_IGNORED: _skinny_best(accumulators=False),
-            ACCUMULATORS_BF16: _skinny_best(accumulator_bytes=2),
-            FLOOR_NOT_TILED: tiled_matmul_traffic(*SKINNY, 16).min_bytes}
+def _covers(tile) -> bool:
+    return tile[1] >= SKINNY[0]
 
 
-# --- 06.7 (design): the attention block that fits a shared-memory budget ----------------------
-
-ATTN_N, ATTN_D, ATTN_SMEM = 4000, 64, 192 * 1024      # 06.7: one head; bytes of shared memory per block
-ATTN_STEP, ATTN_MAX = 16, 512
-
-
-def _attn_block_bytes(block, score_tile=True, stages=2, score_bytes=4, element_bytes=2) -> int:
-    """On chip: the Q block, ``stages`` copies of the K and V blocks (``element_bytes`` each) and the
-    block x block score tile (``score_bytes`` each)."""
-    q = block * ATTN_D * element_bytes
-    kv = stages * 2 * block * ATTN_D * element_bytes
-    return q + kv + (block * block * score_bytes if score_tile else 0)
-
-
-def _largest_block(**budget) -> int:
-    return max(b for b in range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP) if _attn_block_bytes(b, **budget) <= ATTN_SMEM)
-
-
-def _attn_feasible(block) -> str | None:
-    if block < ATTN_STEP or block > ATTN_MAX:
-        return f"block {block} is outside the grid of the task, {ATTN_STEP} to {ATTN_MAX}"
-    need = _attn_block_bytes(block)
-    if need > ATTN_SMEM:
-        return f"block {block} needs {need / 1024:.1f} KiB on chip, over the 192 KiB budget"
-    return None
+def _skinny_feasible(register_kib) -> str | None:
+    if not 1 <= register_kib <= SKINNY_KIB_MAX:
+        return f"{register_kib} KiB is outside the task's range, 1 to {SKINNY_KIB_MAX} KiB"
+    best = _skinny_best_tile(register_kib)
+    if _covers(best):
+        return None
+    cover = next(row for row in _skinny_table() if _covers(row) and row[1] * row[2] * 4 <= register_kib * 1024)
+    return (f"with {register_kib} KiB the fewest bytes, {best[0] / 1e6:.1f} MB, come from a {best[1]} x {best[2]} "
+            f"tile, which does not cover all {SKINNY[0]} rows; the best tile that does moves {cover[0] / 1e6:.1f} MB")
 
 
 @functools.lru_cache(maxsize=None)
-def _attn_best_block() -> int:
-    fitting = [b for b in range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP) if _attn_feasible(b) is None]
-    moved = {b: flash_attention_traffic(ATTN_N, ATTN_D, b).elements_moved for b in fitting}
-    best = min(moved.values())
-    winners = [b for b in fitting if moved[b] == best]
-    if winners != [max(fitting)]:
-        raise RuntimeError(f"06.7: the largest block that fits must be the one best block, got {winners}")
-    return winners[0]
+def _register_kib(accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES)) -> int:
+    """The smallest whole-KiB register budget whose fewest-bytes tile covers all m rows."""
+    return next(r for r in range(1, SKINNY_KIB_MAX + 1)
+                if _covers(_skinny_best_tile(r, accumulator_bytes, sides_m)))
 
 
+FITS_NOT_BEST = Misconception(
+    "covering-tile-fits-not-best", "The budget at which a tile covering all 200 rows first fits: it "
+    "fits long before it is the best, because a narrow tile re-reads A once per column of tiles.",
+    "06", _TILED, "For a tile covering all rows, count the bytes of A and of B separately; then compare "
+    "with the best tile that leaves a second row of tiles, at the same budget.")
+TILE_M_200 = Misconception(
+    "tile-m-equals-m", "tile_m = 200: tile sides are multiples of 16, so covering 200 rows takes 208, "
+    "and its running sums need more registers.", "06", _TILED,
+    "Round 200 up to the grid before you size the accumulators.")
+GROWTH_NOT_BUDGET = Misconception(
+    "growth-not-budget", "The growth over today's 64 KiB where the whole budget was asked.", "06", _TILED,
+    "Answer the register budget itself, in KiB.")
+ACCUMULATORS_BF16 = Misconception(
+    "accumulators-in-bf16", "2-byte running sums: the inputs are BF16, but a tensor core adds their "
+    "products in FP32, 4 bytes per output element of the tile.", "06", "3. Down to the tensor core",
+    "Count 4 bytes per accumulator, whatever the inputs' format.")
+
+
+def _skinny_wrong() -> dict:
+    cover = next(row for row in _skinny_table() if _covers(row) and row[2] == SKINNY_SIDES[0])
+    return {FITS_NOT_BEST: math.ceil(cover[1] * cover[2] * 4 / 1024),
+            TILE_M_200: _register_kib(sides_m=(SKINNY[0],) + tuple(t for t in SKINNY_SIDES if t < SKINNY[0])),
+            GROWTH_NOT_BUDGET: _register_kib() - 64,
+            ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2)}
+
+
+# --- 06.7 (design): query and key blocks under a shared-memory and a register budget ---------
+
+ATTN_N, ATTN_D = 4000, 64                  # 06.7: one head, not causal
+ATTN_SMEM, ATTN_REGS = 192 * 1024, 128 * 1024   # bytes per thread block: shared memory; registers for O
+ATTN_STEP, ATTN_MAX = 16, 1024
+
+
+def _attn_smem_bytes(bq, bk, score_tile=True, stages=2, score_bytes=4, element_bytes=2) -> int:
+    """Shared memory: the Q block, ``stages`` copies of the K and V blocks (``element_bytes`` each)
+    and the bq x bk score tile (``score_bytes`` each; the probabilities overwrite it)."""
+    q = bq * ATTN_D * element_bytes
+    kv = stages * 2 * bk * ATTN_D * element_bytes
+    return q + kv + (bq * bk * score_bytes if score_tile else 0)
+
+
+def _attn_fits(bq, bk, registers=True, score_tile=True) -> bool:
+    return _attn_smem_bytes(bq, bk, score_tile) <= ATTN_SMEM and (not registers or bq * ATTN_D * 4 <= ATTN_REGS)
+
+
+def _attn_elements(bq, bk) -> float:
+    return flash_attention_traffic(ATTN_N, ATTN_D, (bq, bk)).elements_moved
+
+
+_ATTN_GRID = range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP)
+
+
+@functools.lru_cache(maxsize=None)
+def _attn_fewest(equal=False, registers=True, score_tile=True) -> float:
+    """The fewest elements any (block_q, block_k) on the grid moves within the budgets. The count
+    depends on block_q alone, so for each block_q the smallest block_k is the one to try."""
+    pairs = [(bq, bq) for bq in _ATTN_GRID] if equal else [(bq, ATTN_STEP) for bq in _ATTN_GRID]
+    return min(_attn_elements(bq, bk) for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile))
+
+
+EQUAL_BLOCKS = Misconception(
+    "key-block-equals-query-block", "The key block taken to be as large as the query block: the "
+    "traffic depends on the query block alone (K and V are read once per query block), while the "
+    "score tile and the prefetched K and V grow with the key block, so a small key block frees shared "
+    "memory for a large query block.", "06", _ATTENTION,
+    "Write section 6's count for a query block and a key block of different sizes: which one appears?")
+REGISTERS_IGNORED = Misconception(
+    "output-accumulator-ignored", "The shared memory alone: the block_q x d FP32 output accumulator "
+    "lives in registers and must fit their own budget.", "06", _ATTENTION,
+    "Check block_q x d x 4 bytes against 128 KiB.")
 SCORE_TILE_FORGOTTEN = Misconception(
-    "score-tile-forgotten", "The score tile left out of the budget: the block x block scores S = Q K^T "
-    "live on chip too, and they grow with the square of the block.", "06", _ATTENTION,
-    "Count the Q, K and V blocks and the block x block score tile.")
-SCORES_BF16 = Misconception(
-    "scores-in-bf16", "The score tile counted in BF16: the softmax works on FP32 scores, 4 bytes "
-    "each.", "06", _ATTENTION, "Count 4 bytes per score, 2 per element of Q, K and V.")
+    "score-tile-forgotten", "The score tile left out of shared memory (and the key block taken as large "
+    "as the query block): the block_q x block_k scores S = Q K^T live on chip too, in FP32.", "06",
+    _ATTENTION, "Count the Q, K and V blocks and the block_q x block_k score tile.")
+BYTES_NOT_ELEMENTS = Misconception(
+    "attention-bytes-not-elements", "Bytes where elements were asked: section 6 counts elements.",
+    "06", _ATTENTION, "Leave the count in elements; do not multiply by 2 bytes.")
+
+
 def _attn_wrong() -> dict:
-    return {SCORE_TILE_FORGOTTEN: _largest_block(score_tile=False),
-            ONE_STAGE: _largest_block(stages=1),
-            SCORES_BF16: _largest_block(score_bytes=2),
-            shared("fp32-bytes", "06", _ATTENTION): _largest_block(element_bytes=4)}
+    right = _attn_fewest()
+    return {EQUAL_BLOCKS: _attn_fewest(equal=True),
+            REGISTERS_IGNORED: _attn_fewest(registers=False),
+            SCORE_TILE_FORGOTTEN: _attn_fewest(equal=True, score_tile=False),
+            BYTES_NOT_ELEMENTS: 2 * right,
+            FLASH_LINEAR: 3 * ATTN_N * ATTN_D + ATTN_N * (ATTN_D + 1)}
 
 
 EXERCISES = [
@@ -344,25 +376,28 @@ EXERCISES = [
                "The intermediates are P (rows x cols) and the row vectors m and l (rows each): each is "
                "written once and read once when unfused.",
                "tiling.graph_traffic(ops, sizes, kernels, ('O',)).bytes_moved for both groupings; subtract.")),
-    ValueExercise(
-        "06.6", expected=_skinny_best, rel_tol=1e-9, wrong_answers=_skinny_wrong,
-        concepts=("tile-sizing", "tiling-traffic"),
-        form="a float: the HBM bytes your tile moves, the fewest any tile within both budgets moves",
-        hints=("Count the re-reads: A once per column of tiles, B once per row of tiles. With m = 200 "
-               "the rows of tiles are few, the columns many.",
-               "Both budgets limit the tile: the two stages of slices in shared memory, and the FP32 "
-               "accumulators in registers. Which one binds for a wide tile?",
-               "Try every pair on the grid that fits both budgets and keep the fewest bytes; then check "
-               "whether a square tile or one covering all 200 rows does as well.")),
     OptimumExercise(
-        "06.7", expected=_attn_best_block, feasible=_attn_feasible, goal="largest", step=ATTN_STEP,
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_attn_wrong, concepts=("flash-attention", "tile-sizing"),
-        form="an integer, a multiple of 16 from 16 to 512: the block that moves the fewest elements "
-             "between HBM and the chip within 192 KiB (exact)",
-        hints=("Every query block streams all of K and V past it: how does the traffic change with the "
-               "block?",
-               "List what one thread block keeps on chip: the Q block, two stages of the K and V blocks, "
-               "and the score tile; give each its own element size.",
-               "Write the bytes on chip as a function of the block and find where it crosses 192 KiB; "
-               "check the block 16 larger than yours.")),
+        "06.6", expected=_register_kib, feasible=_skinny_feasible, goal="smallest", step=1,
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_skinny_wrong, concepts=("tile-sizing", "tiling-traffic"),
+        form="an integer: the smallest register budget per thread block, in whole KiB, at which the tile "
+             "that moves the fewest HBM bytes covers all 200 rows (exact)",
+        hints=("Count the re-reads: A once per column of tiles, B once per row of tiles. Which operand is "
+               "the large one here, and what does a tile that covers all 200 rows save on it?",
+               "A taller tile leaves fewer registers for its width, so A is re-read more often. At a given "
+               "budget, compare the best tile that covers all rows with the best tile that does not.",
+               "Sanity check: at your budget, and not at one KiB less, the fewest-bytes tile within both "
+               "budgets covers all 200 rows.")),
+    ValueExercise(
+        "06.7", expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_attn_wrong,
+        concepts=("flash-attention", "tile-sizing"),
+        form="a number: the fewest elements moved between HBM and the chip by any block_q and block_k "
+             "(multiples of 16 from 16 to 1024) within 192 KiB of shared memory and 128 KiB of "
+             "registers (exact)",
+        hints=("Every query block streams all of K and V past it: which block size sets how often K and V "
+               "are read, and which one only sets what sits on chip?",
+               "List what one step of section 6's loop works on at once: the blocks it reads and what it "
+               "computes from them; give each its own element size, count the prefetched blocks twice, "
+               "and put the output accumulator in the register budget.",
+               "Sanity check: a query block 16 larger than yours breaks a budget with every key block, "
+               "and section 6's count for your pair matches flash_attention_traffic(4000, 64, (block_q, block_k)).")),
 ]

@@ -211,7 +211,33 @@ def _layouts():
     return tuple(rows)
 
 
-def _fastest_layout(keep=lambda plan, est: est.fits) -> float:
+# The colleague's plan, and the activation peak the task says the profiler measured on it (GB per
+# GPU): more than the estimate's count, which leaves out temporary buffers.
+LAYOUT_COLLEAGUE = dict(tp=8, pp=1, zero_stage=1, recompute="selective")
+LAYOUT_MEASURED_ACTIVATIONS = 46.4e9
+
+
+def _is_colleague(plan) -> bool:
+    return all(getattr(plan, k) == v for k, v in LAYOUT_COLLEAGUE.items())
+
+
+def _activation_factor() -> float:
+    """Measured activations over the estimate's, on the colleague's plan."""
+    estimate = next(est for plan, est in _layouts() if _is_colleague(plan))
+    return LAYOUT_MEASURED_ACTIVATIONS / estimate.memory["activations"]
+
+
+def _measured_bytes(est, factor=None) -> float:
+    """Memory per GPU with the activations scaled as measured on the colleague's plan."""
+    factor = _activation_factor() if factor is None else factor
+    return est.memory_bytes + (factor - 1.0) * est.memory["activations"]
+
+
+def _really_fits(est) -> bool:
+    return _measured_bytes(est) <= est.capacity_bytes
+
+
+def _fastest_layout(keep=lambda plan, est: _really_fits(est)) -> float:
     return min(est.step_time_s for plan, est in _layouts() if keep(plan, est))
 
 
@@ -219,6 +245,12 @@ MEMORY_IGNORED = Misconception(
     "fastest-plan-ignoring-memory", "The fastest plan whatever memory it needs: with little "
     "parallelism every GPU holds too many weights, optimizer states and activations to fit in 80 GB.",
     "08", _ZERO, "Compare each plan's memory per GPU with the H100's 80 GB before its time.")
+ESTIMATE_TRUSTED = Misconception(
+    "estimate-trusted-over-measurement", "The estimate's memory trusted where the profile contradicts "
+    "it: the colleague's plan ran out of memory because its activations took more than the estimate "
+    "counts, and every plan's activations grow in the same proportion.", "08", _ZERO,
+    "Divide the measured activation peak by the estimate's activations for the colleague's plan, and "
+    "apply that factor to the activations of every plan you consider.")
 ZERO3_SLOW = Misconception(
     "zero3-always-slower", "ZeRO stage 3 ruled out as too slow: its gathers of the weights hide "
     "behind the compute here, and the memory it frees lets a plan with less tensor parallelism fit.",
@@ -227,8 +259,6 @@ TP_ONE_NODE = Misconception(
     "tensor-parallel-whole-node", "Tensor parallelism across the whole node (tp = 8) taken to be the "
     "rule: every all-reduce it adds sits on the critical path, so the smallest tp that fits is faster.",
     "08", _SPLIT, "Compare est.times['tensor comm'] at tp = 2, 4 and 8.")
-
-
 NO_TP_FULL_RECOMPUTE = Misconception(
     "no-tensor-parallelism-at-any-cost", "Tensor parallelism dropped altogether (tp = 1), with full "
     "recomputation to make it fit: recomputing every layer's forward adds a third to the compute, "
@@ -238,10 +268,11 @@ NO_TP_FULL_RECOMPUTE = Misconception(
 
 
 def _layout_wrong() -> dict:
-    return {NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 1),
+    return {NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 1),
             MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
-            ZERO3_SLOW: _fastest_layout(lambda plan, est: est.fits and plan.zero_stage < 3),
-            TP_ONE_NODE: _fastest_layout(lambda plan, est: est.fits and plan.tp == 8)}
+            ESTIMATE_TRUSTED: _fastest_layout(lambda plan, est: est.fits),
+            ZERO3_SLOW: _fastest_layout(lambda plan, est: _really_fits(est) and plan.zero_stage < 3),
+            TP_ONE_NODE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 8)}
 
 
 # --- 08.7 (design): micro-batches for a pipeline under an idle and an activation cap --------
@@ -350,15 +381,16 @@ EXERCISES = [
     ValueExercise(
         "08.6", expected=_fastest_layout, rel_tol=1e-3, wrong_answers=_layout_wrong,
         concepts=("training-memory", "comm-vs-compute"),
-        form="a float: seconds, the shortest step_time_s of the plans that fit",
-        hints=("Read the colleague's estimate: which term of the step would less tensor parallelism "
-               "shrink, and what stops you from lowering it? Memory per GPU is what tp and pp buy.",
-               "Look for the knobs of section 4 that cut memory per GPU without adding to the critical "
-               "path; then compare every tp and pp of the grid whose plan fits, with its best ZeRO stage "
-               "and recomputation.",
-               "Sanity check: your plan fits in 80 GB per GPU and beats the colleague's step; every "
-               "plan with a smaller tp either does not fit or pays more for recomputation than it "
-               "saves on all-reduces.")),
+        form="a float: seconds, the shortest step_time_s of the plans that fit in 80 GB per GPU once "
+             "their activations are scaled as measured",
+        hints=("Read the colleague's estimate and the profile: why did the plan run out of memory, and "
+               "which term of its step would less tensor parallelism shrink?",
+               "Turn the measurement into a factor on the estimate's activations, and correct every "
+               "plan's memory with it before you ask whether the plan fits. Then look for the section 4 "
+               "knobs that cut memory per GPU without adding to the critical path.",
+               "Sanity check: your plan fits in 80 GB with its corrected activations and beats the "
+               "colleague's estimated step; with the estimate's memory alone, a faster plan would have "
+               "seemed to fit.")),
     OptimumExercise(
         "08.7", expected=_fewest_micro_batches, feasible=lambda m: _pipeline_feasible(m), goal="smallest",
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
