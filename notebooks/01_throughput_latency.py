@@ -471,8 +471,8 @@ assert calls.rate_elements_per_s[0] < 0.01 * calls.rate_inf_elements_per_s
 # limiter, compute bytes in flight for a real accelerator, explore the simulator, write the
 # occupancy rule for registers yourself, and decide how many registers a spilling kernel may use
 # (01.5); then two designs: the largest register budget whose resident warps still hide a
-# profiled load latency (01.6), and the loads in flight per thread a streaming kernel needs when
-# each load holds a register (01.7).
+# profiled load latency (01.6), and the loads in flight per thread a streaming kernel needs for
+# full bandwidth, at the latency its profile shows, when each load holds a register (01.7).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

@@ -316,7 +316,8 @@ assert select_version.issued_per_warp[0] >= branch_version.issued_per_warp[0]
 # `my_work/02_simt_divergence.py` (answers in `solutions/02_simt_divergence.py`): predict which
 # layout moves fewer bytes, compute a loop's efficiency, explore the warp width, write the
 # sector counter yourself; then two designs: the narrowest block whose loads of a ragged matrix
-# stay coalesced (02.5), and the shortest rare path for which sorting by branch pays (02.6).
+# stay coalesced (02.5), and the shortest rare path for which sorting by branch pays, in
+# expectation over arrival orders (02.6).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

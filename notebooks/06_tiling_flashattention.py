@@ -613,9 +613,10 @@ assert one_mma.fma_instructions * one_mma.warp_size == 16 * 8 * 16
 #
 # `my_work/06_tiling_flashattention.py` (answers in `solutions/06_tiling_flashattention.py`):
 # predict what a bigger tile does, size a tile for a real GPU, count FlashAttention's traffic,
-# write one step of the online softmax, and count what fusing a softmax saves (06.5); then design
-# a tile for a skinny matmul under a shared-memory and a register budget (06.6), and choose the
-# attention block that fits 192 KiB with double-buffered K and V and FP32 scores (06.7).
+# write one step of the online softmax, and count what fusing a softmax saves (06.5); then find
+# the register budget at which the fewest-bytes tile of a skinny matmul covers all its rows
+# (06.6), and choose FlashAttention's query and key blocks under a shared-memory and a register
+# budget (06.7).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
