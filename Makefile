@@ -54,14 +54,19 @@ lab: $(STAMP)
 	@$(BIN)/python -m course_lib.exercises workspace --quiet $(DIR)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --port=$(PORT) --ServerApp.root_dir="$(CURDIR)" START.md
 
+# The suite starts about thirty Python processes (two workers, a kernel per notebook); each imports
+# the course from source. Bytecode is cached under build/pycache (not beside the sources), even
+# where the environment sets PYTHONDONTWRITEBYTECODE, so a warm run compiles nothing again.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/build/pycache $(BIN)/python -m pytest -p pytest_start
+
 test: $(STAMP)
-	$(BIN)/python -m pytest -p pytest_start -q -n 2 --dist loadfile --nbval-lax tests notebooks solutions
+	$(PYTEST) -q -n 2 --dist loadfile --nbval-lax tests notebooks solutions
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p pytest_start -q tests
+	$(PYTEST) -q tests
 
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest -p pytest_start -q -n 2 --dist loadfile --nbval-lax notebooks solutions
+	$(PYTEST) -q -n 2 --dist loadfile --nbval-lax notebooks solutions
 
 # numba-cuda (the SIMT benchmark's reference) is optional: without it that one ratio is skipped.
 bench: $(STAMP)
