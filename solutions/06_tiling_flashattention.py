@@ -128,8 +128,9 @@ check("06.5", saved_bytes)
 # `tile_m` rows by `tile_n` columns, each a multiple of 16 from 16 to 512. A thread block walks
 # $k$ in steps of 32 and double-buffers what each step needs from $A$ and $B$ in at most
 # **64 KiB** of shared memory; it keeps its output tile's running sums in registers, in FP32, and
-# the register budget per thread block holds those sums only. A tile tall enough to cover all 200
-# tokens reads the weights only once.
+# the register budget per thread block holds those sums only. A tile fits a budget when it needs
+# at most (<=) that many bytes: here, unlike section 1's register limit, nothing else shares the
+# budget. A tile tall enough to cover all 200 tokens reads the weights only once.
 #
 # A new GPU would give each thread block more registers (shared memory stays 64 KiB). What is the
 # **smallest** register budget per thread block, in whole KiB (1 KiB = 1024 bytes), at which the
@@ -169,8 +170,9 @@ check("06.6", register_kib)
 # - **128 KiB of registers** for the unnormalised output, kept in FP32 (the row statistics are
 #   few: leave them out of both budgets).
 #
-# What is the fewest elements moved between HBM and the chip (section 6's count) by any pair that
-# fits both budgets? Store it in `elements` (a number).
+# A pair fits a budget when it needs at most (<=) that many bytes. What is the fewest elements
+# moved between HBM and the chip (section 6's count) by any pair that fits both budgets? Store it
+# in `elements` (a number).
 
 # %%
 ### BEGIN SOLUTION
