@@ -279,8 +279,8 @@ def _layout_wrong() -> dict:
 # The simulator's stages take a fixed time and pass results for free; here a stage's time is its
 # share of the model's plus a fixed overhead per operation, which the learner must build.
 
-PIPE_LAYERS, PIPE_MICRO = 48, 16
-PIPE_FORWARD_MS, PIPE_BACKWARD_MS, PIPE_OVERHEAD_MS, PIPE_TARGET_MS = 240.0, 480.0, 4.0, 1700.0
+PIPE_LAYERS, PIPE_MICRO = 48, 20
+PIPE_FORWARD_MS, PIPE_BACKWARD_MS, PIPE_OVERHEAD_MS, PIPE_TARGET_MS = 240.0, 480.0, 4.0, 2000.0
 
 
 @functools.lru_cache(maxsize=None)
@@ -395,12 +395,12 @@ EXERCISES = [
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_stages_wrong,
         concepts=("comm-vs-compute", "training-memory"),
         form="an integer: the fewest pipeline stages p (p divides the 48 layers) for which a 1F1B "
-             "step of 16 micro-batches takes at most 1.7 s",
+             "step of 20 micro-batches takes at most 2 s",
         hints=("Three things move with p: each stage's share of the model shrinks, the pipe's fill "
                "and drain grow, and the fixed overhead is paid on every operation, however short.",
                "Write one stage's forward and backward time as a function of p, then time a balanced "
-               "pipeline of p stages and 16 micro-batches with section 3's bubble (or give its "
+               "pipeline of p stages and m micro-batches with section 3's bubble (or give its "
                "simulator your stage times).",
                "Sanity check: the step time falls ever more slowly as p grows; at your p the step is "
-               "at most 1.7 s and at the next smaller divisor of 48 it is over.")),
+               "at most 2 s and at the next smaller divisor of 48 it is over.")),
 ]
