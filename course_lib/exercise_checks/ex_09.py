@@ -105,8 +105,8 @@ REQUESTED_NOT_MOVED = Misconception(
     "Count the 32-byte sectors one warp's load of column c touches, and 32 bytes for each.")
 LINEAR_RESCALE = Misconception(
     "traced-bytes-rescaled", "The traced bytes rescaled by the rows and the columns: at 24 columns "
-    "each lane needs its own sector, at 6 columns four lanes share one, so a request's sectors do "
-    "not follow the columns.", "09", _COPY,
+    "each lane needs its own sector; at 6 columns neighbouring lanes are 24 bytes apart and share "
+    "sectors, so a request's sectors do not follow the columns.", "09", _COPY,
     "Model one warp's request at 6 columns: how far apart are neighbouring lanes' addresses, and "
     "how many sectors does the span of 32 lanes cover?")
 SECTOR_PER_LANE = Misconception(
