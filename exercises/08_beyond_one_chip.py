@@ -140,23 +140,22 @@ raise NotImplementedError("exercise 08.6: beat a whole node of tensor parallelis
 check("08.6", step_s)
 
 # %% [markdown]
-# ### Exercise 08.7 (design): how many micro-batches for an 8-stage pipeline?
+# ### Exercise 08.7 (what-if): how many pipeline stages for a step target?
 #
-# A model is split into 8 pipeline stages; each step trains **480 sequences**, cut into `m`
-# micro-batches of equal size (so `m` divides 480). The stages are balanced: each takes the same
-# time for a micro-batch's forward, and the same for its backward. Two caps:
+# A model of **48 equal layers** trains with the 1F1B schedule of section 3 and **20
+# micro-batches** per step, whatever the number of stages. On one GPU, one micro-batch's forward
+# through all 48 layers takes **240 ms** and its backward **480 ms**. Split into `p` stages of
+# 48/p layers each (`p` divides 48), a stage's forward of a micro-batch takes its share of the
+# 240 ms and its backward its share of the 480 ms, **plus 4 ms for every forward and every
+# backward** to launch and to pass the result to the neighbouring stage. Section 3's simulator
+# leaves that time out; count it for every `p`, 1 included.
 #
-# - the pipeline may idle at most **8 %** of the step;
-# - a stage has room for the activations of at most **32 sequences** at once (a micro-batch's
-#   activations stay on a stage from its forward until its backward).
-#
-# You may run the step with either schedule of section 3, GPipe or 1F1B. Answer the **fewest**
-# micro-batches `m` that meet both caps with one of the two schedules (an integer). Predict with
-# section 3's formulas first, then measure with its pipeline simulator.
+# Answer the **fewest** stages `p` for which a step, from the first forward to the last
+# backward, takes **at most (<=) 2 s** (an integer; nothing else in the step takes time).
 
 # %%
-raise NotImplementedError("exercise 08.7: how many micro-batches for an 8-stage pipeline?")
-check("08.7", micro_batches)
+raise NotImplementedError("exercise 08.7: how many pipeline stages for a step target?")
+check("08.7", stages)
 
 # %% [markdown]
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that

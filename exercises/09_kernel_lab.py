@@ -300,7 +300,7 @@ check("09.13", online_softmax_kernel)
 # 16-wide tile.
 
 # %% [markdown]
-# ### Exercise 09.14 (predict): row sums at a production size
+# ### Exercise 09.14 (what-if): row sums on narrower rows
 #
 # Not every exercise asks for a kernel. Each thread of this correct but slow one sums one row of
 # a row-major float32 matrix:
@@ -318,8 +318,9 @@ check("09.13", online_softmax_kernel)
 #
 # The cell below traces it on 128 rows of 24 columns, in blocks of 64 threads, and prints the
 # profile. In production the same kernel, in the same blocks of 64, sums the rows of a matrix of
-# **2^20 rows and 24 columns** on an **H100 SXM**. Predict that launch's time with section 9's
-# bound (one add per element; no reuse by the caches), from this profile, and answer it in
+# **2^20 rows and 6 columns** (row-major float32, starting on a sector boundary) on an **H100
+# SXM**. Predict that launch's time with section 9's bound (one add per element; every request
+# moves the 32-byte sectors it touches, with no reuse by the caches), and answer it in
 # **microseconds** (a float).
 
 # %%
@@ -331,7 +332,7 @@ kernel, grid, block, args = slow_launch("09.14")
 row_profile = profile_trace(trace_launch(kernel, grid, block, *args))
 print(row_profile.summary())
 print(row_profile.table())
-raise NotImplementedError("exercise 09.14: row sums at a production size")
+raise NotImplementedError("exercise 09.14: row sums on narrower rows")
 check("09.14", row_us)
 
 # %% [markdown]

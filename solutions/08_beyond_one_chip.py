@@ -195,34 +195,39 @@ print(f"tp {best.plan.tp}, pp {best.plan.pp}, ZeRO-{best.plan.zero_stage}, {best
 check("08.6", step_s)
 
 # %% [markdown]
-# ### Exercise 08.7 (design): how many micro-batches for an 8-stage pipeline?
+# ### Exercise 08.7 (what-if): how many pipeline stages for a step target?
 #
-# A model is split into 8 pipeline stages; each step trains **480 sequences**, cut into `m`
-# micro-batches of equal size (so `m` divides 480). The stages are balanced: each takes the same
-# time for a micro-batch's forward, and the same for its backward. Two caps:
+# A model of **48 equal layers** trains with the 1F1B schedule of section 3 and **20
+# micro-batches** per step, whatever the number of stages. On one GPU, one micro-batch's forward
+# through all 48 layers takes **240 ms** and its backward **480 ms**. Split into `p` stages of
+# 48/p layers each (`p` divides 48), a stage's forward of a micro-batch takes its share of the
+# 240 ms and its backward its share of the 480 ms, **plus 4 ms for every forward and every
+# backward** to launch and to pass the result to the neighbouring stage. Section 3's simulator
+# leaves that time out; count it for every `p`, 1 included.
 #
-# - the pipeline may idle at most **8 %** of the step;
-# - a stage has room for the activations of at most **32 sequences** at once (a micro-batch's
-#   activations stay on a stage from its forward until its backward).
-#
-# You may run the step with either schedule of section 3, GPipe or 1F1B. Answer the **fewest**
-# micro-batches `m` that meet both caps with one of the two schedules (an integer). Predict with
-# section 3's formulas first, then measure with its pipeline simulator.
+# Answer the **fewest** stages `p` for which a step, from the first forward to the last
+# backward, takes **at most (<=) 2 s** (an integer; nothing else in the step takes time).
 
 # %%
 ### BEGIN SOLUTION
-from course_lib.parallelism import simulate_pipeline
+from course_lib.parallelism import pipeline_bubble_fraction, simulate_pipeline
+
+m, overhead_ms = 20, 4.0
 
 
-def meets(m, schedule):
-    run = simulate_pipeline(8, m, schedule)
-    held = run.peak_in_flight.max() * (480 // m)          # sequences on the busiest stage
-    return run.bubble_fraction <= 0.08 and held <= 32
+def step_ms(p):
+    slot = 240 / p + 480 / p + 2 * overhead_ms          # one stage's forward and backward
+    return m * slot / (1 - pipeline_bubble_fraction(p, m))   # = (m + p - 1) slots
 
 
-micro_batches = next(m for m in range(1, 481) if 480 % m == 0 and (meets(m, "1f1b") or meets(m, "gpipe")))
+stages = next(p for p in range(1, 49) if 48 % p == 0 and step_ms(p) <= 2000)
+# A second way: the simulator, given the stage times.
+run = simulate_pipeline(stages, m, "1f1b", t_forward=240 / stages + overhead_ms,
+                        t_backward=480 / stages + overhead_ms)
+assert np.isclose(run.makespan, step_ms(stages))
+print(f"p = {stages}: {step_ms(stages):.0f} ms per step")
 ### END SOLUTION
-check("08.7", micro_batches)
+check("08.7", stages)
 
 # %% [markdown]
 # Where next: in the lesson's parallelism explorer, find the smallest number of H100s that

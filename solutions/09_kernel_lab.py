@@ -458,7 +458,7 @@ check("09.13", online_softmax_kernel)
 # 16-wide tile.
 
 # %% [markdown]
-# ### Exercise 09.14 (predict): row sums at a production size
+# ### Exercise 09.14 (what-if): row sums on narrower rows
 #
 # Not every exercise asks for a kernel. Each thread of this correct but slow one sums one row of
 # a row-major float32 matrix:
@@ -476,8 +476,9 @@ check("09.13", online_softmax_kernel)
 #
 # The cell below traces it on 128 rows of 24 columns, in blocks of 64 threads, and prints the
 # profile. In production the same kernel, in the same blocks of 64, sums the rows of a matrix of
-# **2^20 rows and 24 columns** on an **H100 SXM**. Predict that launch's time with section 9's
-# bound (one add per element; no reuse by the caches), from this profile, and answer it in
+# **2^20 rows and 6 columns** (row-major float32, starting on a sector boundary) on an **H100
+# SXM**. Predict that launch's time with section 9's bound (one add per element; every request
+# moves the 32-byte sectors it touches, with no reuse by the caches), and answer it in
 # **microseconds** (a float).
 
 # %%
@@ -491,12 +492,18 @@ print(row_profile.summary())
 print(row_profile.table())
 ### BEGIN SOLUTION
 from course_lib.kernels.profile import predict_time
+from course_lib.simt import coalescing
 
-rows, cols = 2 ** 20, 24
-bytes_large = row_profile.bytes_moved * rows / 128          # every warp moves the same sectors
+rows, cols = 2 ** 20, 6
+# At 24 columns the lanes are 96 bytes apart: one sector each. At 6 they are 24 bytes apart and
+# share sectors: count one warp's sectors per column from its 32 addresses.
+lanes = np.arange(32)
+load_sectors = sum(coalescing(lanes * cols * 4 + c * 4).n_sectors for c in range(cols))
+store_sectors = coalescing(lanes * 4).n_sectors
+bytes_large = rows // 32 * (load_sectors + store_sectors) * 32
 row_us = predict_time(rows * cols, bytes_large, "H100 SXM").t_s * 1e6
-# A second way: 24 loads of 32 sectors and one store of 4 sectors per warp of 32 rows.
-assert np.isclose(bytes_large, rows / 32 * (24 * 32 + 4) * 32)
+# A second way: the 32 lanes span 32 x 24 bytes = 24 whole sectors per load.
+assert load_sectors == cols * 24 and store_sectors == 4
 print(f"{bytes_large / 1e6:.0f} MB moved for {rows * (cols + 1) * 4 / 1e6:.0f} MB used: {row_us:.0f} us")
 ### END SOLUTION
 check("09.14", row_us)

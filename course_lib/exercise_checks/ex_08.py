@@ -275,65 +275,64 @@ def _layout_wrong() -> dict:
             TP_ONE_NODE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 8)}
 
 
-# --- 08.7 (design): micro-batches for a pipeline under an idle and an activation cap --------
+# --- 08.7 (what-if): pipeline stages for a step target, with a per-operation overhead ----------
+# The simulator's stages take a fixed time and pass results for free; here a stage's time is its
+# share of the model's plus a fixed overhead per operation, which the learner must build.
 
-PIPE_STAGES, PIPE_IDLE, PIPE_SEQUENCES, PIPE_CAP_SEQUENCES = 8, 0.08, 480, 32
-PIPE_SCHEDULES = ("gpipe", "1f1b")
+PIPE_LAYERS, PIPE_MICRO = 48, 20
+PIPE_FORWARD_MS, PIPE_BACKWARD_MS, PIPE_OVERHEAD_MS, PIPE_TARGET_MS = 240.0, 480.0, 4.0, 2000.0
 
 
 @functools.lru_cache(maxsize=None)
-def _pipeline_run(m: int, schedule: str):
+def _pipeline_step_ms(p: int, overhead_ms: float = PIPE_OVERHEAD_MS) -> float:
+    """Milliseconds of a 1F1B step of PIPE_MICRO micro-batches on p balanced stages, each
+    operation taking its share of the model's time plus ``overhead_ms``."""
     from course_lib.parallelism import simulate_pipeline
-    return simulate_pipeline(PIPE_STAGES, m, schedule)
+    run = simulate_pipeline(p, PIPE_MICRO, "1f1b", t_forward=PIPE_FORWARD_MS / p + overhead_ms,
+                            t_backward=PIPE_BACKWARD_MS / p + overhead_ms)
+    return float(run.makespan)
 
 
-def _held_sequences(m: int, schedule: str) -> int:
-    """Sequences whose activations the busiest stage holds at once: micro-batches x their size."""
-    return int(_pipeline_run(m, schedule).peak_in_flight.max()) * (PIPE_SEQUENCES // m)
+def _stage_counts() -> list:
+    return [p for p in range(1, PIPE_LAYERS + 1) if PIPE_LAYERS % p == 0]
 
 
-def _pipeline_feasible(m) -> str | None:
-    """None when m micro-batches meet every constraint with one of the schedules, else why not."""
-    if m < 1 or m > PIPE_SEQUENCES or PIPE_SEQUENCES % m:
-        return f"m = {m} does not split the {PIPE_SEQUENCES} sequences into equal micro-batches"
-    bubble = _pipeline_run(m, "1f1b").bubble_fraction       # the same for both schedules
-    if bubble > PIPE_IDLE:
-        return f"with m = {m} the pipeline idles {bubble:.2%} of the step, over the {PIPE_IDLE:.0%} cap"
-    held = {s: _held_sequences(m, s) for s in PIPE_SCHEDULES}
-    if min(held.values()) > PIPE_CAP_SEQUENCES:
-        return (f"with m = {m} the busiest stage holds the activations of {held['1f1b']} sequences under "
-                f"1F1B and {held['gpipe']} under GPipe, over the cap of {PIPE_CAP_SEQUENCES}")
+def _pipeline_feasible(p) -> str | None:
+    """None when p stages bring the step to at most the target, else why not."""
+    if p < 1 or p > PIPE_LAYERS or PIPE_LAYERS % p:
+        return f"p = {p} does not split the {PIPE_LAYERS} layers into equal stages"
+    step = _pipeline_step_ms(p)
+    if step > PIPE_TARGET_MS:
+        return f"with p = {p} a step takes {step:.0f} ms, over the {PIPE_TARGET_MS:.0f} ms target"
     return None
 
 
+def _fewest(step_ms) -> int:
+    return next(p for p in _stage_counts() if step_ms(p) <= PIPE_TARGET_MS)
+
+
 @functools.lru_cache(maxsize=None)
-def _fewest_micro_batches() -> int:
-    for m in range(1, PIPE_SEQUENCES + 1):
-        if _pipeline_feasible(m) is None:
-            return m
-    raise RuntimeError("08.7: no micro-batch count meets every constraint")
+def _fewest_stages() -> int:
+    return _fewest(_pipeline_step_ms)
 
 
-def _fewest(keep) -> int:
-    return next(m for m in range(1, PIPE_SEQUENCES + 1) if PIPE_SEQUENCES % m == 0 and keep(m))
+OVERHEAD_IGNORED = Misconception(
+    "pipeline-overhead-ignored", "The stages' share of the model's time alone: every forward and "
+    "every backward also pays the fixed overhead, and a step has m + p - 1 of each on the "
+    "critical path, so the overhead grows with p while the shares shrink.", "08", _SPLIT,
+    "Add the overhead to each forward and each backward before you time the step.")
+BUBBLE_IGNORED = Misconception(
+    "pipeline-bubble-ignored", "A step taken as m micro-batches times one stage's time: the pipe "
+    "must fill and drain, p - 1 stage slots that grow with p.", "08", _SPLIT,
+    "Section 3's bubble: a balanced pipeline's step is m + p - 1 slots of one stage's forward and "
+    "backward, not m.")
 
-
-CAP_IGNORED = Misconception(
-    "activation-cap-ignored", "The fewest micro-batches that meet the idle cap, with the activation "
-    "cap left unchecked: under 1F1B the first stage still holds p micro-batches at once, and each "
-    "is 480 / m sequences.", "08", _SPLIT,
-    "Multiply the micro-batches the busiest stage holds (the simulator's peak_in_flight) by the "
-    "sequences in each, and compare with 32.")
-ONE_IN_FLIGHT = Misconception(
-    "one-f-one-b-holds-one", "1F1B taken to hold one micro-batch per stage: it alternates forward "
-    "and backward only once the pipe is full, and the first stage has started p forwards by then.",
-    "08", _SPLIT, "Read the simulator's peak_in_flight per stage: which stage holds the most?")
-def _micro_batches_wrong() -> dict:
-    idle_ok = lambda m: _pipeline_run(m, "1f1b").bubble_fraction <= PIPE_IDLE      # noqa: E731
-    wrong = {CAP_IGNORED: _fewest(idle_ok),
-             ONE_IN_FLIGHT: _fewest(lambda m: idle_ok(m) and PIPE_SEQUENCES // m <= PIPE_CAP_SEQUENCES)}
-    if _fewest_micro_batches() in wrong.values():
-        raise RuntimeError("08.7: the activation cap must bind, or the exercise sets no trap")
+def _stages_wrong() -> dict:
+    slots = lambda p, o: PIPE_MICRO * (PIPE_FORWARD_MS + PIPE_BACKWARD_MS + 2 * o * p) / p    # noqa: E731
+    wrong = {OVERHEAD_IGNORED: _fewest(lambda p: _pipeline_step_ms(p, 0.0)),
+             BUBBLE_IGNORED: _fewest(lambda p: slots(p, PIPE_OVERHEAD_MS))}
+    if _fewest_stages() in wrong.values() or len(set(wrong.values())) < len(wrong):
+        raise RuntimeError("08.7: each trap must land on its own wrong answer")
     return wrong
 
 
@@ -392,18 +391,16 @@ EXERCISES = [
                "colleague's estimated step; with the estimate's memory alone, a faster plan would have "
                "seemed to fit.")),
     OptimumExercise(
-        "08.7", expected=_fewest_micro_batches, feasible=lambda m: _pipeline_feasible(m), goal="smallest",
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_micro_batches_wrong,
+        "08.7", expected=_fewest_stages, feasible=lambda p: _pipeline_feasible(p), goal="smallest",
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_stages_wrong,
         concepts=("comm-vs-compute", "training-memory"),
-        form="an integer: the fewest micro-batches per step (equal whole micro-batches of the 480 "
-             "sequences) that meet the 8 % idle cap and the 32-sequence activation cap with one of "
-             "the two schedules",
-        hints=("Two caps pull apart: more micro-batches shrink the bubble; the activation cap counts "
-               "sequences, so it depends on how many micro-batches a stage holds at once and how big "
-               "each one is.",
-               "Predict the idle cap's bound with section 3's bubble formula; then, for the allowed m "
-               "above it, simulate both schedules and read how many micro-batches the busiest stage "
-               "holds at once.",
-               "Sanity check: at your m, one schedule must hold at most 32 sequences on every stage, "
-               "and the next smaller allowed m must break one of the two caps.")),
+        form="an integer: the fewest pipeline stages p (p divides the 48 layers) for which a 1F1B "
+             "step of 20 micro-batches takes at most 2 s",
+        hints=("Three things move with p: each stage's share of the model shrinks, the pipe's fill "
+               "and drain grow, and the fixed overhead is paid on every operation, however short.",
+               "Write one stage's forward and backward time as a function of p, then time a balanced "
+               "pipeline of p stages and m micro-batches with section 3's bubble (or give its "
+               "simulator your stage times).",
+               "Sanity check: the step time falls ever more slowly as p grows; at your p the step is "
+               "at most 2 s and at the next smaller divisor of 48 it is over.")),
 ]

@@ -67,33 +67,60 @@ def _profile(exercise_id: str, fix: str | None = None):
     return profile_trace(trace_launch(kernel, grid, block, *args))
 
 
-# --- 09.14 (predict): the row sums at a production size, from the traced profile ----------------
+# --- 09.14 (what-if): the row sums on narrower rows than the traced ones ----------------------
+# The traced launch has 24-column rows (96 bytes apart: one sector per lane); production rows have
+# 6 columns (24 bytes apart: lanes share sectors), so the traced sectors cannot simply be rescaled.
 
 _PREDICT = "9. From a profile to a predicted time"
-LARGE_ROWS, PREDICT_ACCELERATOR = 2 ** 20, "H100 SXM"
+LARGE_ROWS, LARGE_COLS, PREDICT_ACCELERATOR = 2 ** 20, 6, "H100 SXM"
+
+
+@functools.lru_cache(maxsize=None)
+def _narrow_profile():
+    """The profile of 09.14's kernel on 128 rows of LARGE_COLS columns (the check's measurement;
+    the learner is shown only the 24-column one)."""
+    from course_lib.kernels.profile import profile_trace
+    from course_lib.kernels.trace import trace_launch
+
+    kernel, grid, block, (a, out) = _slow().slow_launch("09.14")
+    return profile_trace(trace_launch(kernel, grid, block, np.ascontiguousarray(a[:, :LARGE_COLS]), out))
 
 
 def _scaled(count: float) -> float:
-    """A count of the traced 128-row launch scaled to LARGE_ROWS rows (every warp of the kernel
+    """A count of a traced 128-row launch scaled to LARGE_ROWS rows (every warp of the kernel
     does the same work, so the count grows with the rows)."""
     return count * LARGE_ROWS / _slow().ROWS
 
 
 def _row_sums_us(bytes_moved=None) -> float:
     from course_lib.kernels.profile import predict_time
-    q = _scaled(_profile("09.14").bytes_moved) if bytes_moved is None else bytes_moved
-    return predict_time(LARGE_ROWS * _slow().COLS, q, PREDICT_ACCELERATOR).t_s * 1e6     # one add per element
+    q = _scaled(_narrow_profile().bytes_moved) if bytes_moved is None else bytes_moved
+    return predict_time(LARGE_ROWS * LARGE_COLS, q, PREDICT_ACCELERATOR).t_s * 1e6     # one add per element
 
 
 REQUESTED_NOT_MOVED = Misconception(
     "requested-bytes-not-sectors", "The bytes the kernel asks for taken as the bytes it moves: a "
-    "warp's load whose lanes are 96 bytes apart touches one 32-byte sector per lane and uses 4 "
-    "bytes of each.", "09", _COPY,
-    "Read the sectors per request of the load in the profile's table, and count 32 bytes per sector.")
+    "warp's load whose lanes are 24 bytes apart spans 32 x 24 bytes of the matrix and touches "
+    "every sector in that span, of which it uses a sixth.", "09", _COPY,
+    "Count the 32-byte sectors one warp's load of column c touches, and 32 bytes for each.")
+LINEAR_RESCALE = Misconception(
+    "traced-bytes-rescaled", "The traced bytes rescaled by the rows and the columns: at 24 columns "
+    "each lane needs its own sector; at 6 columns neighbouring lanes are 24 bytes apart and share "
+    "sectors, so a request's sectors do not follow the columns.", "09", _COPY,
+    "Model one warp's request at 6 columns: how far apart are neighbouring lanes' addresses, and "
+    "how many sectors does the span of 32 lanes cover?")
+SECTOR_PER_LANE = Misconception(
+    "one-sector-per-lane", "One sector per lane kept from the traced profile: that holds when "
+    "lanes are 32 bytes or more apart, not 24.", "09", _COPY,
+    "Lanes 24 bytes apart share sectors: count the sectors of the whole span, not one per lane.")
+WIDE_ROWS = Misconception(
+    "traced-columns-kept", "The 24-column rows of the trace kept: production rows have 6 columns, "
+    "so a warp loads 6 times, not 24.", "09", _PREDICT,
+    "Count the loads per warp at 6 columns, then the sectors each touches.")
 NOT_SCALED = Misconception(
-    "traced-size-not-scaled", "The time of the traced 128-row launch, not of the 2^20-row one: "
-    "every warp moves the same sectors, so the bytes grow with the rows.", "09", _PREDICT,
-    "Scale the traced bytes by 2^20 / 128 before dividing by the bandwidth.")
+    "traced-size-not-scaled", "The time of a 128-row launch, not of the 2^20-row one: every warp "
+    "moves the same sectors, so the bytes grow with the rows.", "09", _PREDICT,
+    "Scale one warp's sectors by the warps of the large launch before dividing by the bandwidth.")
 STORES_FORGOTTEN = Misconception(
     "stores-forgotten", "Only the loads counted: the kernel also writes one float per row, and Q "
     "counts every sector a global instruction touches, stores too.", "09", _PREDICT,
@@ -108,17 +135,30 @@ FLOP_BOUND = Misconception(
     "Compute both F / peak and Q / bandwidth and keep the larger.")
 
 
+def _global_sectors(profile, op: str) -> int:
+    return sum(i.sectors for i in profile.instructions if i.space == "global" and i.op == op)
+
+
 def _row_sums_wrong() -> dict:
     from course_lib.kernels.profile import predict_time
-    profile = _profile("09.14")
-    load_sectors = sum(i.sectors for i in profile.instructions
-                       if i.space == "global" and i.op == "load")
-    return {REQUESTED_NOT_MOVED: _row_sums_us(_scaled(profile.global_bytes_requested)),
-            NOT_SCALED: predict_time(_slow().ROWS * _slow().COLS, profile.bytes_moved, PREDICT_ACCELERATOR).t_s * 1e6,
-            STORES_FORGOTTEN: _row_sums_us(_scaled(32 * load_sectors)),
-            ROWS_FOR_WARPS: _row_sums_us(_scaled(profile.bytes_moved) * 32),
-            FLOP_BOUND: LARGE_ROWS * _slow().COLS / get_accelerator(PREDICT_ACCELERATOR).peak("fp32") * 1e6,
-            shared("seconds-for-unit", "09", _PREDICT): _row_sums_us() / 1e6}
+    wide, narrow = _profile("09.14"), _narrow_profile()
+    warps = _slow().ROWS // 32
+    store_sectors = _global_sectors(narrow, "store")
+    cols_ratio = LARGE_COLS / _slow().COLS
+    wrong = {REQUESTED_NOT_MOVED: _row_sums_us(_scaled(narrow.global_bytes_requested)),
+             LINEAR_RESCALE: _row_sums_us(_scaled(wide.bytes_moved) * cols_ratio),
+             SECTOR_PER_LANE: _row_sums_us(_scaled(32 * (warps * LARGE_COLS * 32 + store_sectors))),
+             WIDE_ROWS: predict_time(LARGE_ROWS * _slow().COLS, _scaled(wide.bytes_moved),
+                                     PREDICT_ACCELERATOR).t_s * 1e6,
+             NOT_SCALED: predict_time(_slow().ROWS * LARGE_COLS, narrow.bytes_moved, PREDICT_ACCELERATOR).t_s * 1e6,
+             STORES_FORGOTTEN: _row_sums_us(_scaled(32 * _global_sectors(narrow, "load"))),
+             ROWS_FOR_WARPS: _row_sums_us(_scaled(narrow.bytes_moved) * 32),
+             FLOP_BOUND: LARGE_ROWS * LARGE_COLS / get_accelerator(PREDICT_ACCELERATOR).peak("fp32") * 1e6,
+             shared("seconds-for-unit", "09", _PREDICT): _row_sums_us() / 1e6}
+    right = _row_sums_us()
+    if any(abs(v - right) <= 1e-3 * right for v in wrong.values()):
+        raise RuntimeError("09.14: a named mistake lands on the answer")
+    return wrong
 
 
 # --- 09.15 (diagnose, then fix): which change mends the staged row sums -----------------------
@@ -388,17 +428,17 @@ EXERCISES = [
     ValueExercise(
         "09.14", expected=_row_sums_us, rel_tol=1e-3, wrong_answers=_row_sums_wrong,
         concepts=("coalescing",),
-        form="a float: microseconds, section 9's predicted time of row_sums on 2^20 rows x 24 columns "
+        form="a float: microseconds, section 9's predicted time of row_sums on 2^20 rows x 6 columns "
              "on an H100 SXM",
-        hints=("Section 9's bound needs the FLOP and the bytes moved, Q = 32 x sectors; the profile "
-               "of the small launch tells you how many sectors each warp touches, which may be far "
-               "more than the bytes it asks for.",
-               "Every warp of the large launch does what a warp of the traced one does: scale the "
-               "traced sectors (loads and stores) by the ratio of the rows, then take the larger of "
-               "F / FP32 peak and Q / bandwidth.",
-               "Sanity check: the bytes moved should be several times the bytes the kernel asks for "
-               "(the matrix and the sums); at the traced size the time would be nanoseconds, at the "
-               "production size it is microseconds.")),
+        hints=("Section 9's bound needs the FLOP and the bytes moved, Q = 32 x sectors. The traced "
+               "profile is for 24-column rows: read it for what one warp's request costs there and "
+               "why, then ask whether that reason still holds at 6 columns.",
+               "Section 5's model: one warp's load of column c has 32 lane addresses; count the "
+               "32-byte sectors they touch (the lesson's coalescing() does it for a list of "
+               "addresses). Add the store, multiply by the warps of the large launch, then take "
+               "the larger of F / FP32 peak and Q / bandwidth.",
+               "Sanity check: per element, the 6-column launch should move fewer bytes than the "
+               "24-column one, yet still several times the bytes it asks for.")),
     ChoiceExercise(
         "09.15", expected=_the_fix, choices=FIXES, wrong_answers=_staged_wrong,
         concepts=("shared-memory", "coalescing"),
