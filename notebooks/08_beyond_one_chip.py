@@ -662,8 +662,8 @@ assert pipeline_bubble_fraction(16, 8) > 2 * pipeline_bubble_fraction(4, 8)
 # which link tensor parallelism needs, cost an all-reduce on real hardware, count what a ring
 # sends, write the ZeRO memory formula yourself, and choose a batch for a MIG slice (08.5); then
 # find the fastest parallel layout of a 70B model on 256 GPUs once a measured activation peak
-# corrects the estimate's memory (08.6), and
-# the micro-batches an 8-stage pipeline needs under an idle and an activation cap (08.7).
+# corrects the estimate's memory (08.6), and the fewest pipeline stages that meet a step target
+# once every operation pays a fixed overhead the simulator leaves out (08.7).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

@@ -922,9 +922,9 @@ assert compulsory <= traced_bytes <= loads_bytes
 # the online softmax, with a vector add, an outer product and a dot product with one atomic per
 # block on the way. `check("09.1", map_kernel)` and its siblings run your kernel on two random
 # sizes that no block size divides: no fault, no race, every element right, and the puzzle's cost
-# target met. Then two diagnoses of a correct but slow row sum: predict its time at scale from
-# its profile (09.14), and choose the change that mends the version staged through shared memory
-# (09.15).
+# target met. Then two diagnoses of a correct but slow row sum: predict its time on narrower rows
+# than the traced ones, where a warp's lanes share sectors (09.14), and choose the change that
+# mends the version staged through shared memory (09.15).
 #
 # ## Key points
 #
