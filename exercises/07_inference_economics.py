@@ -13,11 +13,11 @@
 # # 07 · Exercises: inference economics
 #
 # Nine exercises on lesson 07: a prediction, computations on real accelerators and models, an
-# exploration, a function to write, a compute-optimal model, and three decisions (serving slots,
-# the cheapest deployment, a quantization scheme). Put your answer in each exercise cell where it
-# says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint.
-# `hint("07.2", 2)` shows the next hint.
+# exploration, a function to write, a compute-optimal model, and three decisions (serving slots, the
+# cheapest deployment, the HBM bandwidth at which FP8 overtakes INT4). Put your answer in each
+# exercise cell where it says `NotImplementedError` and run the cell. `check` prints one line when
+# the answer is right; otherwise it shows your value, the form the answer should take and a first
+# hint. `hint("07.2", 2)` shows the next hint.
 #
 # Models: `get_model(name)` (its `.params`, `.layers`, `.kv_heads`, `.head_dim`); accelerators:
 # `get_accelerator(name)`. The lesson's functions are in `course_lib.economics`.
@@ -175,9 +175,9 @@ check("07.8", best_usd)
 #
 # On today's H200, INT4 weights serve more tokens per second than FP8. A later part is planned with
 # the H200's compute and its 141 GB of memory but faster HBM. What is the **smallest** HBM
-# bandwidth, a multiple of 0.01 TB/s, at which FP8 serves **at least as many** tokens per second as
-# INT4 weights under the same promise? Use section 5's decode-step model. Store it in `tbs`, in TB/s
-# (a float).
+# bandwidth, a multiple of 0.01 TB/s, at which FP8 with its best batch serves **at least as many**
+# tokens per second as INT4 weights with theirs, under the same promise? Use section 5's
+# decode-step model. Store it in `tbs`, in TB/s (a float).
 
 # %%
 raise NotImplementedError("exercise 07.9: how much faster must the HBM be for FP8 to win?")

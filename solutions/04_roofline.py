@@ -13,10 +13,11 @@
 # # 04 · Exercises: the roofline
 #
 # Eight exercises on lesson 04: a prediction, a computation on a real accelerator, an exploration,
-# two functions to write, a decision from a profile, and two designs (a tile, and a batch from two
-# measurements). Put your answer in each exercise cell where it says `NotImplementedError` and run
-# the cell. `check` prints one line when the answer is right; otherwise it shows your value, the
-# form the answer should take and a first hint. `hint("04.2", 2)` shows the next hint.
+# two functions to write, a decision from a profile, and two designs (how fast L2 must be for a tile
+# to cost nothing, and a batch from two measurements). Put your answer in each exercise cell where
+# it says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint. `hint("04.2", 2)`
+# shows the next hint.
 #
 # Numbers come from the catalog: `get_accelerator(name).peak("bf16")` is the dense BF16 rate in
 # FLOP/s and `.mem_bandwidth` the memory bandwidth in bytes/s. The lesson's roofline module is

@@ -14,10 +14,10 @@
 #
 # Eight exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
 # with the loss-scale simulator, two functions to write, a decision about FP8 scaling, a storage
-# scheme to choose under a memory and an error budget, and a prediction to measure. Put your answer
-# in each exercise cell where it says `NotImplementedError` and run the cell. `check` prints one
-# line when the answer is right; otherwise it shows your value, the form the answer should take and
-# a first hint. `hint("05.2", 2)` shows the next hint.
+# scheme to choose under a memory and an error budget, and the accumulator width a long sum needs.
+# Put your answer in each exercise cell where it says `NotImplementedError` and run the cell.
+# `check` prints one line when the answer is right; otherwise it shows your value, the form the
+# answer should take and a first hint. `hint("05.2", 2)` shows the next hint.
 #
 # `F` is `course_lib.formats`: `F.encode(x, "bf16")` stores a number and reports its error,
 # `F.cast_stats(values, "fp16", scale)` counts what a cast flushes to zero, and
