@@ -13,10 +13,11 @@
 # # 04 · Exercises: the roofline
 #
 # Eight exercises on lesson 04: a prediction, a computation on a real accelerator, an exploration,
-# two functions to write, a decision from a profile, and two designs (a tile, and a batch from two
-# measurements). Put your answer in each exercise cell where it says `NotImplementedError` and run
-# the cell. `check` prints one line when the answer is right; otherwise it shows your value, the
-# form the answer should take and a first hint. `hint("04.2", 2)` shows the next hint.
+# two functions to write, a decision from a profile, and two designs (how fast L2 must be for a tile
+# to cost nothing, and a batch from two measurements). Put your answer in each exercise cell where
+# it says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint. `hint("04.2", 2)`
+# shows the next hint.
 #
 # Numbers come from the catalog: `get_accelerator(name).peak("bf16")` is the dense BF16 rate in
 # FLOP/s and `.mem_bandwidth` the memory bandwidth in bytes/s. The lesson's roofline module is
@@ -129,23 +130,24 @@ check("04.6", optimize_first)
 # element crosses the memory bus to take part in too few operations.
 
 # %% [markdown]
-# ### Exercise 04.7 (design): up to how many tokens does a fixed tile cost nothing?
+# ### Exercise 04.7 (what-if): how fast must L2 be for a fixed tile to cost nothing?
 #
 # A prefill of $m$ prompt tokens multiplies an $m \times 8192$ activation matrix by an
 # $8192 \times 8192$ weight matrix in BF16 on the A100. The kernel cuts the output into $64 \times 64$
 # tiles (its shared memory allows no larger), and the last row of tiles is only partly filled when
 # 64 does not divide $m$. As in section 6, each tile's re-reads of $A$ and $B$ are served by L2, and
-# HBM sees each matrix once.
+# HBM sees each matrix once. On the A100 the L2 roof holds these tiles back at many prefills.
 #
-# For which prompts do the tiles cost nothing? Find the **largest** $m$, a whole number of tokens
-# from 1 to 4096, for which the matmul's bound on section 6's hierarchical roofline (dense BF16;
-# the L2 and the HBM roofs) with these tiles **equals** the bound it would reach if L2, like HBM,
-# saw each matrix only once (equal to a relative $10^{-9}$). Store it in `tokens` (an integer).
+# A later part is planned with the A100's dense BF16 peak and HBM, and a faster L2. What is the
+# **smallest** L2 bandwidth for which the tiles cost nothing at **every** prefill $m$ from 1 to 4096
+# tokens, that is, for which the matmul's bound on section 6's hierarchical roofline (the L2 and the
+# HBM roofs, and the peak) with these tiles equals the bound it would reach if L2, like HBM, saw each
+# matrix only once? Store it in `l2_tbs`, in TB/s ($10^{12}$ bytes/s), within 0.1 %.
 
 # %%
 a100 = get_accelerator("A100")
-raise NotImplementedError("exercise 04.7: up to how many tokens does a fixed tile cost nothing?")
-check("04.7", tokens)
+raise NotImplementedError("exercise 04.7: how fast must L2 be for a fixed tile to cost nothing?")
+check("04.7", l2_tbs)
 
 # %% [markdown]
 # ### Exercise 04.8 (diagnose, then design): the largest batch under a latency target

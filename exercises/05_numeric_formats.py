@@ -14,10 +14,10 @@
 #
 # Eight exercises on lesson 05: a prediction, a computation on a real accelerator, an exploration
 # with the loss-scale simulator, two functions to write, a decision about FP8 scaling, a storage
-# scheme to choose under a memory and an error budget, and a prediction to measure. Put your answer
-# in each exercise cell where it says `NotImplementedError` and run the cell. `check` prints one
-# line when the answer is right; otherwise it shows your value, the form the answer should take and
-# a first hint. `hint("05.2", 2)` shows the next hint.
+# scheme to choose under a memory and an error budget, and the accumulator width a long sum needs.
+# Put your answer in each exercise cell where it says `NotImplementedError` and run the cell.
+# `check` prints one line when the answer is right; otherwise it shows your value, the form the
+# answer should take and a first hint. `hint("05.2", 2)` shows the next hint.
 #
 # `F` is `course_lib.formats`: `F.encode(x, "bf16")` stores a number and reports its error,
 # `F.cast_stats(values, "fp16", scale)` counts what a cast flushes to zero, and
@@ -155,18 +155,20 @@ raise NotImplementedError("exercise 05.7: a weight format within a memory budget
 check("05.7", scheme)
 
 # %% [markdown]
-# ### Exercise 05.8 (predict, then measure): how long may a BF16 chunk be?
+# ### Exercise 05.8 (what-if): how many mantissa bits to drop the chunks?
 #
-# A dot product adds the 16,384 products below, each between 0 and 0.02. To spare FP32 adds, a
-# kernel splits them into consecutive chunks of `c` products, sums each chunk in BF16 (the running
-# sum rounded to BF16 after every add, as in section 7), and adds the chunk sums one by one into an
-# FP32 total. Fewer chunks cost less, so you want the **longest** chunk, a power of two from 8 to
-# 16384, whose total is within **1 %** of the exact sum of the products (relative error at most
-# 0.01).
-# **Predict first** from section 7: after how many products does a BF16 chunk stop growing? Then
-# measure, and store the longest chunk in `chunk` (an integer).
+# A dot product adds the 16,384 products below, each between 0 and 0.02. A kernel splits them into
+# chunks, sums each chunk in BF16 (the running sum rounded to BF16 after every add, as in section 7)
+# and adds the chunk sums into an FP32 total. Measured on these products: with chunks of **128** the
+# total is within 1 % of the exact sum; with chunks of 256 it is not.
+#
+# A hardware team offers an accumulator with BF16's 8 exponent bits and $M$ mantissa bits, any whole
+# $M$ from 7 to 23, rounding to nearest (ties to even) after every add. What is the **fewest**
+# mantissa bits $M$ for which the kernel can drop the chunks, adding all 16,384 products in one
+# running sum, and still be within **1 %** of the exact sum (relative error at most 0.01)? Store it
+# in `mantissa_bits` (an integer).
 
 # %%
 products = np.random.default_rng(508).uniform(0.0, 0.02, 2 ** 14)
-raise NotImplementedError("exercise 05.8: how long may a BF16 chunk be?")
-check("05.8", chunk)
+raise NotImplementedError("exercise 05.8: how many mantissa bits to drop the chunks?")
+check("05.8", mantissa_bits)

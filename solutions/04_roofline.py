@@ -13,10 +13,11 @@
 # # 04 · Exercises: the roofline
 #
 # Eight exercises on lesson 04: a prediction, a computation on a real accelerator, an exploration,
-# two functions to write, a decision from a profile, and two designs (a tile, and a batch from two
-# measurements). Put your answer in each exercise cell where it says `NotImplementedError` and run
-# the cell. `check` prints one line when the answer is right; otherwise it shows your value, the
-# form the answer should take and a first hint. `hint("04.2", 2)` shows the next hint.
+# two functions to write, a decision from a profile, and two designs (how fast L2 must be for a tile
+# to cost nothing, and a batch from two measurements). Put your answer in each exercise cell where
+# it says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
+# otherwise it shows your value, the form the answer should take and a first hint. `hint("04.2", 2)`
+# shows the next hint.
 #
 # Numbers come from the catalog: `get_accelerator(name).peak("bf16")` is the dense BF16 rate in
 # FLOP/s and `.mem_bandwidth` the memory bandwidth in bytes/s. The lesson's roofline module is
@@ -155,41 +156,39 @@ check("04.6", optimize_first)
 # element crosses the memory bus to take part in too few operations.
 
 # %% [markdown]
-# ### Exercise 04.7 (design): up to how many tokens does a fixed tile cost nothing?
+# ### Exercise 04.7 (what-if): how fast must L2 be for a fixed tile to cost nothing?
 #
 # A prefill of $m$ prompt tokens multiplies an $m \times 8192$ activation matrix by an
 # $8192 \times 8192$ weight matrix in BF16 on the A100. The kernel cuts the output into $64 \times 64$
 # tiles (its shared memory allows no larger), and the last row of tiles is only partly filled when
 # 64 does not divide $m$. As in section 6, each tile's re-reads of $A$ and $B$ are served by L2, and
-# HBM sees each matrix once.
+# HBM sees each matrix once. On the A100 the L2 roof holds these tiles back at many prefills.
 #
-# For which prompts do the tiles cost nothing? Find the **largest** $m$, a whole number of tokens
-# from 1 to 4096, for which the matmul's bound on section 6's hierarchical roofline (dense BF16;
-# the L2 and the HBM roofs) with these tiles **equals** the bound it would reach if L2, like HBM,
-# saw each matrix only once (equal to a relative $10^{-9}$). Store it in `tokens` (an integer).
+# A later part is planned with the A100's dense BF16 peak and HBM, and a faster L2. What is the
+# **smallest** L2 bandwidth for which the tiles cost nothing at **every** prefill $m$ from 1 to 4096
+# tokens, that is, for which the matmul's bound on section 6's hierarchical roofline (the L2 and the
+# HBM roofs, and the peak) with these tiles equals the bound it would reach if L2, like HBM, saw each
+# matrix only once? Store it in `l2_tbs`, in TB/s ($10^{12}$ bytes/s), within 0.1 %.
 
 # %%
 a100 = get_accelerator("A100")
 ### BEGIN SOLUTION
 from course_lib.tiling import tiled_matmul_traffic
 
-hbm_level = next(c.level for c in rl.hierarchical_ceilings(a100, "bf16") if c.level.startswith("HBM"))
+
+def untiled(m):                      # HBM sees each matrix once: its roof, or the peak
+    return min(a100.peak("bf16"), a100.mem_bandwidth * rl.matmul_intensity(m, 8192, 8192, 2))
 
 
-def bound(m, tiled=True):
-    i_hbm = rl.matmul_intensity(m, 8192, 8192, 2)
-    i_l2 = tiled_matmul_traffic(m, 8192, 8192, 64, bytes_per_element=2).intensity_flops_per_byte if tiled else i_hbm
-    return rl.binding_ceiling({"L2": i_l2, hbm_level: i_hbm}, a100, "bf16")[1]
+def l2_needed(m):                    # the L2 roof at the tiles' intensity must reach the untiled bound
+    return untiled(m) / tiled_matmul_traffic(m, 8192, 8192, 64, bytes_per_element=2).intensity_flops_per_byte
 
 
-# a larger prefill raises the HBM intensity; the tile caps the L2 one: find where L2 takes over
-lo, hi = 1, 4096                     # the tiles cost nothing at m = 1 and something at 4096
-while hi - lo > 1:
-    mid = (lo + hi) // 2
-    lo, hi = (mid, hi) if bound(mid) >= bound(mid, tiled=False) * (1 - 1e-9) else (lo, mid)
-tokens = lo
+worst = max(range(1, 4097), key=l2_needed)   # a partly filled row of tiles, just past the HBM ridge
+l2_tbs = l2_needed(worst) / 1e12
+print(f"worst prefill m = {worst}: L2 needs {l2_tbs:.2f} TB/s (the A100 has {a100.l2_bandwidth / 1e12:.2f})")
 ### END SOLUTION
-check("04.7", tokens)
+check("04.7", l2_tbs)
 
 # %% [markdown]
 # ### Exercise 04.8 (diagnose, then design): the largest batch under a latency target

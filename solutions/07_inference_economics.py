@@ -13,11 +13,11 @@
 # # 07 · Exercises: inference economics
 #
 # Nine exercises on lesson 07: a prediction, computations on real accelerators and models, an
-# exploration, a function to write, a compute-optimal model, and three decisions (serving slots,
-# the cheapest deployment, a quantization scheme). Put your answer in each exercise cell where it
-# says `NotImplementedError` and run the cell. `check` prints one line when the answer is right;
-# otherwise it shows your value, the form the answer should take and a first hint.
-# `hint("07.2", 2)` shows the next hint.
+# exploration, a function to write, a compute-optimal model, and three decisions (serving slots, the
+# cheapest deployment, the HBM bandwidth at which FP8 overtakes INT4). Put your answer in each
+# exercise cell where it says `NotImplementedError` and run the cell. `check` prints one line when
+# the answer is right; otherwise it shows your value, the form the answer should take and a first
+# hint. `hint("07.2", 2)` shows the next hint.
 #
 # Models: `get_model(name)` (its `.params`, `.layers`, `.kv_heads`, `.head_dim`); accelerators:
 # `get_accelerator(name)`. The lesson's functions are in `course_lib.economics`.
@@ -215,35 +215,45 @@ best_usd = min(usd for usd in costs.values() if usd is not None)
 check("07.8", best_usd)
 
 # %% [markdown]
-# ### Exercise 07.9 (decide): which quantization scheme serves the most?
+# ### Exercise 07.9 (what-if): how much faster must the HBM be for FP8 to win?
 #
-# Llama 3 70B does not fit on one H200 in BF16, so you quantize it. Three schemes are on the
-# table, under section 7's names: `"int8 weights"` stores the weights in 8 bits and
-# `"int4 weights"` in 4 bits, both keep the KV cache in BF16 and multiply at the 16-bit rate;
-# `"fp8"` stores the weights and the cache in 8 bits and multiplies at the 8-bit rate. Every
-# sequence holds 4096 tokens of context. The service promises each user a new token at most
-# **20 ms** after the last one, so every decode step must take at most 20 ms. You may run any whole
-# batch of sequences whose weights and cache fit in the H200.
+# Llama 3 70B does not fit on one H200 in BF16, so you quantize it with one of section 7's schemes:
+# `"int4 weights"` stores the weights in 4 bits and keeps the KV cache in BF16; `"fp8"` stores the
+# weights and the cache in 8 bits. Every sequence holds 4096 tokens of context. The service promises
+# each user a new token at most **20 ms** after the last one, so every decode step must take at most
+# 20 ms, and you may run any whole batch of sequences whose weights and cache fit in the memory.
 #
-# Which scheme lets one H200 keep that promise while serving the most tokens per second? Answer
-# its name.
+# On today's H200, INT4 weights serve more tokens per second than FP8. A later part is planned with
+# the H200's compute and its 141 GB of memory but faster HBM. What is the **smallest** HBM
+# bandwidth, a multiple of 0.01 TB/s, at which FP8 with its best batch serves **at least as many**
+# tokens per second as INT4 weights with theirs, under the same promise? Use section 5's
+# decode-step model. Store it in `tbs`, in TB/s (a float).
 
 # %%
 ### BEGIN SOLUTION
-def tokens_per_s(scheme):
+import dataclasses
+
+from course_lib.economics import max_batch
+
+h200 = get_accelerator("H200")
+
+
+def tokens_per_s(scheme, bandwidth_tbs):
+    chip = dataclasses.replace(h200, mem_bandwidth=bandwidth_tbs * 1e12)
     best = 0.0
-    for batch in range(1, 100_000):
-        step = decode_step("Llama 3 70B", "H200", batch, 4096, scheme)
-        if not step.fits or step.t_step_s > 0.020:
-            return best
+    for batch in range(1, max_batch("Llama 3 70B", chip, 4096, scheme) + 1):
+        step = decode_step("Llama 3 70B", chip, batch, 4096, scheme)
+        if step.t_step_s > 0.020:
+            break
         best = step.tokens_per_s
+    return best
 
 
-served = {p: tokens_per_s(p) for p in ("int8 weights", "int4 weights", "fp8")}
-print({p: round(t) for p, t in served.items()})
-scheme = max(served, key=served.get)
+grid = [round(h200.mem_bandwidth / 1e12 + 0.01 * i, 2) for i in range(500)]
+tbs = next(b for b in grid if tokens_per_s("fp8", b) >= tokens_per_s("int4 weights", b))
+print(tbs, round(tokens_per_s("fp8", tbs)), round(tokens_per_s("int4 weights", tbs)))
 ### END SOLUTION
-check("07.9", scheme)
+check("07.9", tbs)
 
 # %% [markdown]
 # ## Going further

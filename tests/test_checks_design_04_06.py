@@ -1,12 +1,16 @@
 """The harder exercises of lessons 04-06 (04.7, 04.8, 05.7, 05.8, 06.6, 06.7): the decision each
 sets is real (the first idea is wrong), and the feedback on the likely wrong answers is specific."""
 
+import math
 import re
 
+import numpy as np
 import pytest
 
 from course_lib.checks import ExerciseError, get_exercise
+from course_lib import formats as F
 from course_lib.exercise_checks import ex_04, ex_05, ex_06
+from course_lib.roofline import binding_ceiling, matmul_intensity
 
 
 def _feedback(exercise_id, answer) -> str:
@@ -15,19 +19,24 @@ def _feedback(exercise_id, answer) -> str:
     return str(info.value)
 
 
-def test_04_7_the_tiles_cost_nothing_until_l2_overtakes_hbm_and_the_square_shortcut_overshoots():
-    tokens = get_exercise("04.7").answer(None)
-    assert 64 < tokens < 4096                                   # past one row of tiles, before the end
-    assert ex_04._prefill_bound(tokens)[0].startswith("HBM")
-    assert ex_04._prefill_bound(tokens + 1)[0] == "L2"
-    text = _feedback("04.7", tokens + 1)
-    assert "[misconception: first-costly-not-last-free]" in text and "L2 roof holds the 64 x 64 tiles" in text
-    text = _feedback("04.7", 4096)
-    assert "[misconception: faster-level-never-binds]" in text
-    square = ex_04._free_tokens_wrong()[ex_04.SQUARE_TILE_INTENSITY]
-    assert square > tokens and "[misconception: tile-intensity-square]" in _feedback("04.7", square)
-    text = _feedback("04.7", tokens - 7)                        # smaller, also free of cost
-    assert "not the largest" in text and str(tokens) not in text.split("\n", 1)[1]
+def test_04_7_the_l2_need_peaks_at_a_partly_filled_row_of_tiles_and_the_library_agrees():
+    want = get_exercise("04.7").answer(None)
+    assert ex_04._a100_with_l2(want).l2_bandwidth / 1e12 == pytest.approx(want)
+    roof = ex_04._hbm_level()
+
+    def free(acc, m):
+        tiled = binding_ceiling({"L2": ex_04._l2_intensity(m), roof: matmul_intensity(m, 8192, 8192, 2)}, acc, "bf16")
+        return tiled[1] >= ex_04._untiled_bound(m) * (1 - 1e-9)
+
+    worst = max(range(1, 4097), key=ex_04._l2_needed_tbs)
+    assert worst % 64 == 1 and ex_04._l2_needed_tbs(worst) > ex_04._l2_needed_tbs(4096) * 1.1
+    enough, short = ex_04._a100_with_l2(want * (1 + 1e-6)), ex_04._a100_with_l2(want * (1 - 1e-4))
+    rng = np.random.default_rng(47)
+    for m in {worst, 1, 64, 4096, *rng.integers(1, 4097, 40).tolist()}:     # the library's roofline agrees
+        assert free(enough, int(m))
+    assert not free(short, worst) and not free("A100", worst)
+    for key, wrong in ex_04._l2_for_free_tiles_wrong().items():
+        assert f"[misconception: {key.key}]" in _feedback("04.7", wrong)
 
 
 def test_04_8_one_past_the_answer_is_told_its_time_and_the_rates_are_measured_ones():
@@ -55,11 +64,25 @@ def test_05_7_only_one_scheme_meets_both_budgets_and_the_whole_matrix_error_hide
     assert stats[fewest][1] > ex_05.STORE_ERROR                      # the small one is too coarse
 
 
-def test_05_8_the_stagnation_prediction_overshoots_the_measured_chunk():
+def test_05_8_one_more_bit_doubles_the_length_and_the_rounding_is_the_catalogs():
     want = get_exercise("05.8").answer(None)
-    predicted = ex_05._longest_chunk_wrong()[ex_05.STAGNATION_ONLY]
-    assert predicted > want and ex_05._chunked_error(predicted) > ex_05.SUM_TOLERANCE
-    assert ex_05._chunked_error(want) <= ex_05.SUM_TOLERANCE < ex_05._chunked_error(2 * want)
+    v = ex_05._products()
+    for fmt in ("bf16", "tf32"):                          # the check's rounding is the library's
+        assert ex_05._one_sum_error(F.get_format(fmt).mantissa_bits) == F.accumulate(v, fmt).rel_error
+    bf16 = F.get_format("bf16")
+    s = 0.0
+    for x in v[:3000].tolist():                           # and section 3's round_float agrees at M = want
+        s = float(F.round_float(s + x, want, bf16.min_exponent, bf16.max_value))
+    t = 0.0
+    for x in v[:3000].tolist():
+        q = math.ldexp(1.0, max(math.frexp(t + x)[1] - 1, bf16.min_exponent) - want)
+        t = round((t + x) / q) * q
+    assert s == t
+    # the prompt's measurement, and the scaling it allows: 2^7 times longer needs 7 more bits
+    assert ex_05._longest_chunk() == 128 and want == 7 + 7
+    assert ex_05._one_sum_error(want - 1) > ex_05.SUM_TOLERANCE >= ex_05._one_sum_error(want)
+    for key, wrong in ex_05._fewest_bits_wrong().items():
+        assert f"[misconception: {key.key}]" in _feedback("05.8", wrong)
 
 
 def test_06_6_the_best_tile_covers_every_row_only_once_the_registers_allow_a_wide_enough_one():

@@ -5,6 +5,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -216,7 +217,7 @@ def _kernel_to_optimize_wrong() -> dict:
              PER_CALL_ONLY: max(per_call, key=per_call.get)}
     right = _kernel_to_optimize()
     return {k: v for k, v in wrong.items() if v != right}
-# --- 04.7 (design): up to which prefill a fixed 64 x 64 tile costs nothing, on an A100 ----------
+# --- 04.7 (what-if): the L2 bandwidth at which a fixed 64 x 64 tile costs nothing at any prefill --
 
 _HIER = "6. The hierarchical roofline"
 TILE, TILE_KN = 64, 8192            # 04.7: an m x 8192 by 8192 x 8192 BF16 matmul, 64 x 64 tiles, A100
@@ -232,74 +233,58 @@ def _l2_intensity(m, tile=TILE) -> float:
     return tiled_matmul_traffic(m, TILE_KN, TILE_KN, tile, bytes_per_element=2).intensity_flops_per_byte
 
 
-@functools.lru_cache(maxsize=None)
-def _prefill_bound(m, l2_intensity=None) -> tuple:
-    """(binding roof, FLOP/s) of 04.7's matmul for a prefill of ``m`` tokens on the A100's
-    hierarchical roofline; ``l2_intensity`` replaces the tiled L2 intensity (None: 64 x 64 tiles)."""
-    i_l2 = _l2_intensity(m) if l2_intensity is None else l2_intensity
-    i_hbm = matmul_intensity(m, TILE_KN, TILE_KN, 2)
-    return binding_ceiling({"L2": i_l2, _hbm_level(): i_hbm}, "A100", "bf16")
-
-
 def _untiled_bound(m) -> float:
-    """The bound if L2, like HBM, saw each matrix once (no re-reads): what the tiles cannot beat."""
-    return _prefill_bound(m, matmul_intensity(m, TILE_KN, TILE_KN, 2))[1]
+    """The bound if L2, like HBM, saw each matrix once: the HBM roof (or the peak) at the matmul's
+    own intensity, on the A100's section-6 roofline (its L2 roof is then never the lower one)."""
+    i = matmul_intensity(m, TILE_KN, TILE_KN, 2)
+    return binding_ceiling({"L2": i, _hbm_level(): i}, "A100", "bf16")[1]
 
 
-def _prefill_feasible(m) -> str | None:
-    """None when 64 x 64 tiles cost nothing at ``m`` tokens, else why not (in TFLOP/s)."""
-    if not 1 <= m <= TOKENS_MAX:
-        return f"m = {m} is outside the prefills of the task, 1 to {TOKENS_MAX} tokens"
-    level, flops = _prefill_bound(m)
-    free = _untiled_bound(m)
-    if flops < free * (1 - 1e-9):
-        return (f"with m = {m} the {level} roof holds the 64 x 64 tiles to {flops / 1e12:.1f} TFLOP/s, "
-                f"below the {free / 1e12:.1f} TFLOP/s the matmul reaches without the tiles' re-reads")
-    return None
+def _a100_with_l2(l2_tbs):
+    """The catalog's A100 with its L2 read bandwidth set to ``l2_tbs`` TB/s (bytes per clock scaled)."""
+    acc = get_accelerator("A100")
+    return dataclasses.replace(acc, l2_read_bytes_per_clock=l2_tbs * 1e12 / acc.boost_clock_hz)
 
 
-def _largest_tokens_where(ok):
-    """Largest m in 1..TOKENS_MAX with ``ok(m)`` when every smaller m is ok too (bisect)."""
-    if ok(TOKENS_MAX):
-        return TOKENS_MAX
-    lo, hi = 1, TOKENS_MAX                   # ok(lo) holds, ok(hi) does not
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+def _l2_needed_tbs(m, l2_intensity=None) -> float:
+    """L2 bandwidth (TB/s) at which the tiles' L2 roof just reaches the untiled bound at ``m``."""
+    return _untiled_bound(m) / (_l2_intensity(m) if l2_intensity is None else l2_intensity) / 1e12
 
 
 @functools.lru_cache(maxsize=None)
-def _free_tokens() -> int:
-    return _largest_tokens_where(lambda m: _prefill_feasible(m) is None)
+def _l2_for_free_tiles(l2_intensity=None, with_peak=True) -> float:
+    """Smallest L2 bandwidth (TB/s) at which 64 x 64 tiles cost nothing for every m in 1..4096:
+    the largest of the per-prefill needs (4096 closed-form counts, no roofline placement)."""
+    if with_peak:
+        return max(_l2_needed_tbs(m, l2_intensity) for m in range(1, TOKENS_MAX + 1))
+    hbm = get_accelerator("A100").mem_bandwidth
+    return max(hbm * matmul_intensity(m, TILE_KN, TILE_KN, 2) / _l2_intensity(m) / 1e12
+               for m in range(1, TOKENS_MAX + 1))
 
 
-FASTER_LEVEL_NEVER_BINDS = Misconception(
-    "faster-level-never-binds", "L2 taken never to bind because it is faster than HBM: the tiles make "
-    "L2 carry many times the bytes HBM does, and a larger prefill raises the HBM intensity while the "
-    "tile caps the L2 one.", "04", _HIER,
-    "Compare the two roofs at a few prefills: how does each intensity change with m?")
+FULL_TILES_ONLY = Misconception(
+    "full-tile-rows-only", "The tiles' L2 intensity of whole rows of tiles (or of the largest prefill) "
+    "taken for every prefill: when 64 does not divide m, the last row of tiles is partly filled yet "
+    "still reads all of B, so just past a multiple of 64 the L2 intensity drops.", "04", _HIER,
+    "Count the L2 bytes at m = 64 j + 1 for a few j: how many times is B read, for how few rows?")
 SQUARE_TILE_INTENSITY = Misconception(
-    "tile-intensity-square", "The tiles' L2 intensity of a large square matmul, about T / 2, used "
-    "for a prefill of a few rows: with only one or two rows of tiles, B's reads are a large part of "
-    "the L2 traffic, so the intensity is lower.", "04", _HIER,
-    "Count the L2 bytes for your m: A once per column of tiles, B once per row of tiles (whole "
+    "tile-intensity-square", "The tiles' L2 intensity taken as T / 2, the square matrix's shortcut, "
+    "for every prefill: C's writes and the partly filled last row of tiles both lower it.", "04", _HIER,
+    "Count the L2 bytes for each m: A once per column of tiles, B once per row of tiles (whole "
     "rows of tiles, the last one partly filled), C written once.")
-FIRST_COSTLY_PREFILL = Misconception(
-    "first-costly-not-last-free", "The first prefill at which the tiles cost something, where the "
-    "last one at which they cost nothing was asked.", "04", _HIER,
-    "Check that at your m the tiled bound still equals the bound without re-reads.")
+PEAK_FORGOTTEN = Misconception(
+    "l2-need-without-peak", "The L2 roof asked to match the HBM roof at every intensity, even where "
+    "the compute peak is lower than both: past the HBM ridge the untiled bound is the peak, and L2 "
+    "only needs to reach the peak.", "04", _HIER,
+    "The untiled bound is the lower of the HBM roof and the peak; which one is it at m = 4096?")
 
 
-def _free_tokens_wrong() -> dict:
-    right = _free_tokens()
-
-    def free_with(i_l2):
-        return _largest_tokens_where(lambda m: _prefill_bound(m, i_l2)[1] >= _untiled_bound(m) * (1 - 1e-9))
-
-    return {k: v for k, v in {FASTER_LEVEL_NEVER_BINDS: TOKENS_MAX,
-                              SQUARE_TILE_INTENSITY: free_with(TILE / 2),
-                              FIRST_COSTLY_PREFILL: right + 1}.items() if v != right}
+def _l2_for_free_tiles_wrong() -> dict:
+    right = _l2_for_free_tiles()
+    wrong = {FULL_TILES_ONLY: _l2_needed_tbs(TOKENS_MAX),
+             SQUARE_TILE_INTENSITY: _l2_for_free_tiles(TILE / 2),
+             PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False)}
+    return {k: v for k, v in wrong.items() if abs(v / right - 1) > 1e-3}
 
 
 # --- 04.8 (diagnose, then design): the largest batch under a latency target, from measurements --
@@ -441,18 +426,19 @@ EXERCISES = [
                "can save duration x (1 - f) per call.",
                "Multiply by the calls per step and pick the largest total; the kernel furthest "
                "from its roof is not necessarily the one that costs the most.")),
-    OptimumExercise(
-        "04.7", expected=_free_tokens, feasible=_prefill_feasible, goal="largest",
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_free_tokens_wrong, concepts=("intensity", "ridge-point"),
-        form="an integer m from 1 to 4096: the most prompt tokens for which the 64 x 64 tiles' bound on "
-             "the A100's hierarchical roofline equals the bound without their re-reads (exact)",
+    ValueExercise(
+        "04.7", expected=_l2_for_free_tiles, rel_tol=1e-3, wrong_answers=_l2_for_free_tiles_wrong,
+        concepts=("intensity", "ridge-point"),
+        form="a float: the smallest L2 bandwidth in TB/s (1e12 bytes/s) at which the 64 x 64 tiles cost "
+             "nothing for every prefill m from 1 to 4096 (within 0.1 %)",
         hints=("This matmul has one intensity per level: against HBM its own (each matrix once), against "
-               "L2 the tiled traffic's. The lowest roof at its intensity binds.",
-               "Work out how each intensity changes as m grows, with the tile fixed: count the L2 bytes "
-               "of the tiles exactly (a partly filled row of tiles still reads B), not with the square "
-               "matrix's shortcut.",
-               "Sanity check: at m = 64 one row of tiles reads B once, so the tiles cost nothing there; "
-               "one token past your answer, the tiled bound must drop below the untiled one.")),
+               "L2 the tiled traffic's. The tiles cost nothing at m when the L2 roof at the L2 intensity "
+               "is at least the bound the matmul reaches without them.",
+               "For one m that gives the L2 bandwidth needed: the untiled bound divided by the L2 "
+               "intensity. The answer is the largest need over m. Count the L2 bytes exactly: a partly "
+               "filled row of tiles still reads all of B.",
+               "Sanity check: at your bandwidth the need is met with nothing to spare at one prefill; "
+               "is that prefill a multiple of 64? Compare with the need at m = 4096.")),
     OptimumExercise(
         "04.8", expected=_batch_under_target, feasible=_batch_feasible, goal="largest",
         rel_tol=0.0, abs_tol=0.0, wrong_answers=_batch_wrong, concepts=("roofline-bound",),

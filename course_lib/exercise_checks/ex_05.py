@@ -353,10 +353,11 @@ def _cheapest_scheme_wrong() -> dict:
     return {k: v for k, v in wrong.items() if v != right}
 
 
-# --- 05.8 (predict, then measure): how long a BF16 chunk may be -------------------------------
+# --- 05.8 (what-if): how many mantissa bits a running sum needs to drop the chunks ------------
 
 SUM_LENGTHS = tuple(2 ** k for k in range(3, 15))       # chunk lengths 8 to 16384
 SUM_TOLERANCE = 0.01
+SUM_BITS = range(7, 24)                                  # 05.8: mantissa bits from BF16's 7 to FP32's 23
 
 
 def _products() -> np.ndarray:
@@ -375,35 +376,65 @@ def _chunked_error(chunk, accumulator="bf16") -> float:
 
 @functools.lru_cache(maxsize=None)
 def _longest_chunk(accumulator="bf16") -> int:
+    """The longest power-of-two chunk within the tolerance (the prompt states it for BF16: 128)."""
     ok = [c for c in SUM_LENGTHS if _chunked_error(c, accumulator) <= SUM_TOLERANCE]
     if not ok:
         raise RuntimeError("05.8: no chunk length keeps the sum within the tolerance")
     return max(ok)
 
 
+@functools.lru_cache(maxsize=None)
+def _one_sum_error(mantissa_bits) -> float:
+    """Relative error of one running sum of all the products, rounded after every add to
+    ``mantissa_bits`` bits with BF16's exponent range (section 7's accumulator, any width:
+    the catalog's formats fix the width, so the sum is rounded here by section 3's formula)."""
+    emin = F.get_format("bf16").min_exponent
+    s = 0.0
+    for x in _products().tolist():
+        v = s + x
+        q = math.ldexp(1.0, max(math.frexp(v)[1] - 1, emin) - mantissa_bits)
+        s = round(v / q) * q                 # nearest, ties to even (no overflow: the sum stays < 400)
+    exact = math.fsum(_products())
+    return abs(s - exact) / exact
+
+
+@functools.lru_cache(maxsize=None)
+def _fewest_bits() -> int:
+    ok = [m for m in SUM_BITS if _one_sum_error(m) <= SUM_TOLERANCE]
+    if not ok:
+        raise RuntimeError("05.8: no accumulator width keeps one running sum within the tolerance")
+    return min(ok)
+
+
 STAGNATION_ONLY = Misconception(
-    "error-only-at-stagnation", "The chunk taken to be accurate until its sum stops growing: every add "
-    "rounds to the accumulator's gap, and those errors add up long before the increments vanish.",
-    "05", _ACCUMULATE, "Measure the error at each chunk length; do not stop at the stagnation point.")
-ERRORS_CANCEL = Misconception(
-    "chunk-errors-cancel", "The chunks' errors taken to cancel in the FP32 total: each chunk's BF16 sum "
-    "errs the same way (increments lose their low bits), so the total is about as far off as one chunk.",
-    "05", _ACCUMULATE, "Measure the total's error, not one chunk's error divided by anything.")
-BF16_AS_FP16 = Misconception(
-    "bf16-sum-as-fp16", "An FP16 running sum measured where BF16 was asked: FP16's 10 mantissa bits "
-    "keep a sum accurate eight times longer than BF16's 7.", "05", _ACCUMULATE,
-    "Sum each chunk in BF16: 7 mantissa bits.")
+    "error-only-at-stagnation", "The sum taken to be accurate as long as it never stops growing: every "
+    "add rounds to the accumulator's gap, and those errors add up long before the increments vanish.",
+    "05", _ACCUMULATE, "Measure (or scale from the BF16 chunks) the error of the whole sum; a sum that "
+    "still grows can already be percents off.")
+RANDOM_WALK = Misconception(
+    "rounding-errors-random-walk", "The rounding errors taken to cancel like a random walk (error "
+    "growing as the square root of the length): a sum of positive products loses the low bits of "
+    "each one the same way, so the error grows in proportion to the length.", "05", _ACCUMULATE,
+    "How does the error change from 128 to 256 products in BF16, by the measurement the task gives?")
+CATALOG_ONLY = Misconception(
+    "catalog-accumulator-only", "Only the catalog's widths tried (BF16 7 bits, FP16 and TF32 10, FP32 "
+    "23): the accumulator of the task may have any whole number of mantissa bits.", "05", _ACCUMULATE,
+    "Round the running sum yourself to M bits with section 3's formula, or scale from the BF16 chunk.")
 
 
-def _longest_chunk_wrong() -> dict:
+def _fewest_bits_wrong() -> dict:
     mean = float(_products().mean())
-    stagnates = F.stagnation_sum(mean, "bf16") / mean          # products a chunk adds before it stalls
-    v = _products()
-    cancelling = [c for c in SUM_LENGTHS       # one chunk's error shrunk by sqrt(number of chunks)
-                  if F.accumulate(v[:c], "bf16").rel_error / math.sqrt(v.size / c) <= SUM_TOLERANCE]
-    return {STAGNATION_ONLY: max(c for c in SUM_LENGTHS if c <= stagnates),
-            ERRORS_CANCEL: max(cancelling),
-            BF16_AS_FP16: _longest_chunk("fp16")}
+    total = float(_products().sum())
+    chunk = _longest_chunk()
+    length = _products().size
+    never_stalls = min(m for m in SUM_BITS                  # S* = 2^(ceil(log2 c) + M + 1) above the sum
+                       if math.ldexp(1.0, math.ceil(math.log2(mean)) + m + 1) > total)
+    walk = 7 + math.ceil(0.5 * math.log2(length / chunk))   # one bit per factor of 4 in length
+    catalog = min(F.get_format(f).mantissa_bits for f in ("bf16", "fp16", "tf32", "fp32")
+                  if _one_sum_error(F.get_format(f).mantissa_bits) <= SUM_TOLERANCE)
+    right = _fewest_bits()
+    return {k: v for k, v in {STAGNATION_ONLY: never_stalls, RANDOM_WALK: walk,
+                              CATALOG_ONLY: catalog}.items() if v != right}
 
 
 EXERCISES = [
@@ -476,14 +507,15 @@ EXERCISES = [
                "leaves the rest of its group few levels; the scheme you keep must cope with that "
                "row too.")),
     ValueExercise(
-        "05.8", expected=_longest_chunk, rel_tol=0.0, abs_tol=0.0, wrong_answers=_longest_chunk_wrong,
+        "05.8", expected=_fewest_bits, rel_tol=0.0, abs_tol=0.0, wrong_answers=_fewest_bits_wrong,
         concepts=("precision-range",),
-        form="an integer, a power of two from 8 to 16384: the longest chunk that keeps the whole sum "
-             "within 1 % (exact)",
-        hints=("Predict from section 7: at what sum does adding a typical product stop changing a BF16 "
-               "sum, and after how many products? The error starts well before that.",
-               "Simulate: sum each chunk in BF16, add the chunk sums in FP32, and compare the total with "
-               "the exact sum of the products.",
-               "Try each power of two; the error grows with the chunk. Keep the longest within 0.01, and "
-               "check that twice it is over.")),
+        form="an integer from 7 to 23: the fewest mantissa bits for which one running sum of all 16,384 "
+             "products stays within 1 % (exact)",
+        hints=("Section 7: each add rounds the running sum to its gap, which doubles with every binade "
+               "the sum climbs. How does the gap, relative to a product, change with one more mantissa bit?",
+               "Either scale: the BF16 measurement tells you how long a sum 7 bits keep within 1 %, and "
+               "one more bit halves every gap. Or measure: round the running sum yourself to M bits "
+               "(section 3's formula, BF16's exponent range) and compare with the exact sum.",
+               "Sanity check: with your M, the sum of all the products must still be growing at the end "
+               "and within 1 %; one bit fewer must be over 1 %.")),
 ]

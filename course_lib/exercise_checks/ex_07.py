@@ -5,6 +5,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -378,48 +379,93 @@ def _deployment_wrong() -> dict:
             RATED_NOT_PROFILED: _rated_cost()}
 
 
-# --- 07.9 (decide): which quantization scheme serves the most tokens under a latency target ----
+# --- 07.9 (what-if): how much faster must the HBM be for FP8 to overtake INT4 weights ----------
 
 _QUANTIZE = "7. What quantization and GQA buy"
 SCHEME_CHOICES = ("int8 weights", "int4 weights", "fp8")
 SCHEME_MODEL, SCHEME_ACCELERATOR, SCHEME_CONTEXT, SCHEME_TARGET_S = "Llama 3 70B", "H200", 4096, 0.020
+SCHEME_GRID_TBS = 0.01               # 07.9: bandwidths are multiples of 0.01 TB/s ...
+SCHEME_SEARCH_TBS = (4.80, 10.00)    # ... searched from the H200's own 4.80 TB/s up to 10 TB/s
+
+
+def _h200_with(bandwidth_tbs=None):
+    """The H200 of the catalog, with its HBM bandwidth replaced by ``bandwidth_tbs`` TB/s (None: as is)."""
+    acc = get_accelerator(SCHEME_ACCELERATOR)
+    return acc if bandwidth_tbs is None else dataclasses.replace(acc, mem_bandwidth=bandwidth_tbs * 1e12)
 
 
 @functools.lru_cache(maxsize=None)
-def _scheme_serving(precision: str, latency: bool = True) -> tuple:
+def _scheme_serving(precision: str, latency: bool = True, bandwidth_tbs=None) -> tuple:
     """(batch, tokens per second) of the largest batch that fits (and, with ``latency``, meets
-    the step target) for one scheme; (0, 0.0) when no batch does."""
-    cap = max_batch(SCHEME_MODEL, SCHEME_ACCELERATOR, SCHEME_CONTEXT, precision)
+    the step target) for one scheme on the H200 with ``bandwidth_tbs``; (0, 0.0) when none does."""
+    acc = _h200_with(bandwidth_tbs)
+    cap = max_batch(SCHEME_MODEL, acc, SCHEME_CONTEXT, precision)
     best = (0, 0.0)
     for b in range(1, cap + 1):          # step time grows with the batch: stop at the first miss
-        step = decode_step(SCHEME_MODEL, SCHEME_ACCELERATOR, b, SCHEME_CONTEXT, precision)
+        step = decode_step(SCHEME_MODEL, acc, b, SCHEME_CONTEXT, precision)
         if latency and step.t_step_s > SCHEME_TARGET_S:
             break
         best = (b, step.tokens_per_s)
     return best
 
 
-def _best_scheme(latency: bool = True) -> str:
-    rates = {p: _scheme_serving(p, latency)[1] for p in SCHEME_CHOICES}
-    best = max(rates, key=rates.get)
-    if sorted(rates.values())[-2] * 1.05 > rates[best]:
-        raise RuntimeError(f"07.9 must have one clearly best scheme: {rates}")
-    return best
+def _best_scheme(latency: bool = True, bandwidth_tbs=None) -> str:
+    rates = {p: _scheme_serving(p, latency, bandwidth_tbs)[1] for p in SCHEME_CHOICES}
+    return max(rates, key=rates.get)
+
+
+def _fp8_keeps_up(bandwidth_tbs, latency=True) -> bool:
+    return (_scheme_serving("fp8", latency, bandwidth_tbs)[1]
+            >= _scheme_serving("int4 weights", latency, bandwidth_tbs)[1])
+
+
+def _grid(tbs) -> float:
+    return round(round(tbs / SCHEME_GRID_TBS) * SCHEME_GRID_TBS, 2)
+
+
+@functools.lru_cache(maxsize=None)
+def _fp8_overtakes_tbs(latency: bool = True) -> float:
+    """Smallest bandwidth on the 0.01 TB/s grid at which FP8 serves at least as many tokens per
+    second as INT4 weights (bisection; the tests check by a scan that the switch happens once)."""
+    lo, hi = (round(x / SCHEME_GRID_TBS) for x in SCHEME_SEARCH_TBS)
+    if _fp8_keeps_up(_grid(lo * SCHEME_GRID_TBS), latency):
+        return _grid(lo * SCHEME_GRID_TBS)
+    if not _fp8_keeps_up(_grid(hi * SCHEME_GRID_TBS), latency):
+        raise RuntimeError("07.9: FP8 must overtake INT4 weights below 10 TB/s")
+    while hi - lo > 1:                   # fp8 behind at lo, level or ahead at hi
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _fp8_keeps_up(_grid(mid * SCHEME_GRID_TBS), latency) else (mid, hi)
+    return _grid(hi * SCHEME_GRID_TBS)
+
+
+def _fractional_batch_tbs() -> float:
+    """The crossover if batches could be fractional: each scheme fills the 20 ms step exactly, so
+    both serve (bandwidth x 20 ms - weights) / cache per sequence; solved for the bandwidth."""
+    one = {p: decode_step(SCHEME_MODEL, SCHEME_ACCELERATOR, 1, SCHEME_CONTEXT, p) for p in ("fp8", "int4 weights")}
+    w8, k8 = one["fp8"].weight_bytes, one["fp8"].kv_bytes
+    w4, k4 = one["int4 weights"].weight_bytes, one["int4 weights"].kv_bytes
+    step_bytes = (w8 * k4 - w4 * k8) / (k4 - k8)            # (X - w4) / k4 = (X - w8) / k8
+    return _grid(math.ceil(step_bytes / SCHEME_TARGET_S / 1e12 / SCHEME_GRID_TBS - 1e-9) * SCHEME_GRID_TBS)
 
 
 SCHEME_LATENCY_IGNORED = Misconception(
-    "largest-batch-scheme", "FP8 chosen because it halves the cache and so fits the most sequences: "
-    "that wins when memory caps the batch. Here the 20 ms target caps it first, and every step "
-    "reads all the weights whatever the batch.", "07", _COST,
-    "For each scheme find the largest batch whose step meets 20 ms, not the largest that fits, "
-    "then compare tokens per second.")
+    "largest-batch-scheme", "The batch taken as the largest that fits: FP8 halves the cache and fits "
+    "the most sequences, so it already wins at the H200's own bandwidth. Here the 20 ms promise caps "
+    "the batch first, and every step reads all the weights whatever the batch.", "07", _COST,
+    "For each scheme the batch is the largest whose step meets 20 ms and that fits; find it at the "
+    "H200's own bandwidth first and see which scheme wins there.")
+FRACTIONAL_BATCH = Misconception(
+    "fractional-batch", "The crossover solved with fractional batches (each scheme fills the 20 ms "
+    "step exactly): a batch is a whole number of sequences, and the rounding down moves the crossover.",
+    "07", _DECODE, "Round each scheme's batch down to a whole number at your bandwidth, and compare "
+    "tokens per second (batch / step time) again.")
 
 
 def _scheme_wrong() -> dict:
-    ignored = _best_scheme(latency=False)
-    if ignored == _best_scheme():
-        raise RuntimeError("07.9: the target must change the best scheme, or the exercise sets no trap")
-    return {SCHEME_LATENCY_IGNORED: ignored}
+    right = _fp8_overtakes_tbs()
+    wrong = {SCHEME_LATENCY_IGNORED: _fp8_overtakes_tbs(latency=False),
+             FRACTIONAL_BATCH: _fractional_batch_tbs()}
+    return {k: v for k, v in wrong.items() if abs(v - right) > SCHEME_GRID_TBS / 2}
 
 
 EXERCISES = [
@@ -492,17 +538,16 @@ EXERCISES = [
                "price it with all of that deployment's GPUs.",
                "Sanity check: one sequence more than your batch must break a constraint; note which one. "
                "If it is always the memory, you have not applied the 20 ms target.")),
-    ChoiceExercise(
-        "07.9", expected=_best_scheme, choices=SCHEME_CHOICES, wrong_answers=_scheme_wrong,
-        concepts=("decode-bound", "kv-cache"),
-        form="one of 'int8 weights', 'int4 weights' or 'fp8': the scheme that serves the most tokens per "
-             "second with a batch that fits and a step of at most 20 ms",
-        hints=("Each scheme shrinks different bytes: the weights only, or the weights and the cache. "
-               "Which bytes dominate a step depends on the batch: what limits the batch here, the "
-               "memory or the promise?",
-               "For each scheme, find the largest batch that fits in the H200 and whose step takes at "
-               "most 20 ms; its tokens per second is batch / step time. Then compare the three.",
-               "Sanity check: at the batch you found, a step's bytes (weights plus every sequence's "
-               "cache) should come close to 20 ms times the H200's bandwidth, and one sequence more "
-               "should take the step over 20 ms.")),
+    ValueExercise(
+        "07.9", expected=_fp8_overtakes_tbs, rel_tol=0.0, abs_tol=SCHEME_GRID_TBS / 2,
+        wrong_answers=_scheme_wrong, concepts=("decode-bound", "kv-cache"),
+        form="a float: the HBM bandwidth in TB/s, a multiple of 0.01, the smallest at which 'fp8' serves "
+             "at least as many tokens per second as 'int4 weights' (batch fits, step at most 20 ms)",
+        hints=("Each scheme shrinks different bytes: INT4 the weights only, FP8 the weights and the cache. "
+               "At the H200's own bandwidth, what limits each scheme's batch, the memory or the promise?",
+               "A 20 ms step may move bandwidth x 20 ms bytes: all the weights, then whole sequences of "
+               "cache. The catalog's H200 is a dataclass: dataclasses.replace gives one with another "
+               "mem_bandwidth, and decode_step accepts it.",
+               "Sanity check: at your bandwidth FP8 is level or ahead, 0.01 TB/s less and INT4 is ahead; "
+               "both batches are whole numbers and still fit in the 141 GB.")),
 ]
