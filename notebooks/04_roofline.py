@@ -575,9 +575,9 @@ assert np.isclose(gain_train, 1.0)
 #
 # `my_work/04_roofline.py` (answers in `solutions/04_roofline.py`): predict before you compute,
 # compute on a real accelerator, explore with the widget, write the roofline yourself, and decide
-# from a recorded profile which kernel to optimize first (04.6); then two designs: up to how many
-# prompt tokens a fixed 64 x 64 tile costs nothing, before L2 overtakes HBM (04.7), and the
-# largest batch under a latency target at the rates a measured kernel sustains (04.8).
+# from a recorded profile which kernel to optimize first (04.6); then two designs: how fast L2
+# must be for a fixed 64 x 64 tile to cost nothing at every prefill (04.7), and the largest batch
+# under a latency target at the rates a measured kernel sustains (04.8).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

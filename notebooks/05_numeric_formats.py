@@ -642,8 +642,8 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 # format loses the most gradients, compute a format's range, explore accumulation, write a
 # per-block quantizer, and decide how much headroom delayed FP8 scaling needs (05.6); then choose
 # a quantization scheme, one of which you build yourself, within a bits budget and an error
-# budget for every row (05.7), and predict, then
-# measure, the longest BF16 chunk whose FP32 total stays within 1 % (05.8).
+# budget for every row (05.7), and the fewest mantissa bits an accumulator needs to sum 16,384
+# products in one running sum within 1 %, from a BF16 measurement (05.8).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #

@@ -631,7 +631,8 @@ assert np.isclose(gain, h200.mem_bandwidth / h100.mem_bandwidth, rtol=1e-6)
 # model (07.6), and choose a number of serving slots that meets a memory budget and a latency
 # target (07.7); then, from a profile of two batches, design the cheapest deployment of a 70B
 # model under a latency target (07.8),
-# and choose the quantization scheme that serves the most tokens under a latency target (07.9).
+# and how much faster the HBM must be for FP8 to serve as many tokens as INT4 weights under a
+# latency target (07.9).
 # `my_work/` is your own copy of the exercises: `make lab` makes it, `make workspace` refreshes
 # it without touching your answers, and `make progress` lists which exercises pass.
 #
