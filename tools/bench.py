@@ -9,7 +9,7 @@ build/bench.json.
 
     python tools/bench.py [--no-suite] [--only NAME] [--site] [--explorer-images DIR]
 
-``--only widgets`` times the explorers alone (about 20 s).
+``--only widgets`` times the explorers alone (about 20 s), ``--only suite`` the test suite alone.
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-suite", action="store_true", help="skip timing the whole test suite")
     parser.add_argument("--only", help="run only tools/bench_<ONLY>.py, or with 'widgets' only the "
-                                       "explorer updates (and skip the rest)")
+                                       "explorer updates, with 'suite' only the test suite")
     parser.add_argument("--explorer-images", type=Path, metavar="DIR",
                         help="save each explorer's initial figure as DIR/<explorer>.png")
     parser.add_argument("--site", action="store_true", help="also time tools/build_site.py (make site)")
@@ -194,6 +194,9 @@ def main(argv=None) -> int:
     if args.only == "widgets":
         report["widget_update_ms"] = bench_widgets(images=args.explorer_images)
         print_widgets(report["widget_update_ms"])
+    elif args.only == "suite":
+        report["suite_s"] = bench_suite()
+        print(f"test suite (make test's pytest):  {report['suite_s']:.1f} s")
     elif not args.only:
         if not args.no_suite:
             report["suite_s"] = bench_suite()
@@ -207,7 +210,7 @@ def main(argv=None) -> int:
         for name, t in report["lesson_s"].items():
             flag = "" if t <= TARGETS["lesson_s"] else "   OVER TARGET"
             print(f"lesson {name:32s} {t:7.2f} s    (target <= {TARGETS['lesson_s']:.0f} s){flag}")
-    report["topics"] = {} if args.only == "widgets" else bench_topics(args.only)
+    report["topics"] = {} if args.only in ("widgets", "suite") else bench_topics(args.only)
     for name, figures in report["topics"].items():
         print(f"\n[{name}]")
         for key, value in figures.items():
