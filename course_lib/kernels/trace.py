@@ -318,6 +318,15 @@ class TracedArray:
     def _flat(self, idx) -> int:
         """Flat element of ``idx`` after checking every coordinate (the hot path of the tracer)."""
         shape = self.shape
+        # Fast paths: plain ints in bounds on a 1D or 2D array (nearly every access a kernel makes);
+        # anything else, and every error, takes the general path below.
+        if type(idx) is int:
+            if len(shape) == 1 and 0 <= idx < shape[0]:
+                return idx
+        elif type(idx) is tuple and len(idx) == 2 and len(shape) == 2:
+            i, j = idx
+            if type(i) is int and type(j) is int and 0 <= i < shape[0] and 0 <= j < shape[1]:
+                return i * self._strides[0] + j
         if type(idx) is tuple:
             if len(idx) != len(shape):
                 self._bad(idx, f"{self._name} has {self.ndim} dimension(s) {shape}; index it with "
