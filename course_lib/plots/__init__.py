@@ -37,6 +37,18 @@ def use_course_style() -> None:
     if shell is not None and "IPKernelApp" in getattr(shell, "config", {}):
         from matplotlib_inline.backend_inline import set_matplotlib_formats
         set_matplotlib_formats("retina")
+        _show_before_redraw(shell)
+
+
+def _show_before_redraw(shell) -> None:
+    """After each cell pyplot redraws every open figure (a hook meant for interactive windows),
+    and it ran before the inline backend's hook that shows the figures and closes them: every
+    figure was drawn once for nothing, a third of a plotting cell. Moving pyplot's hook to the end
+    leaves it nothing to draw. Idempotent; a hook that is not there is left alone."""
+    callbacks = shell.events.callbacks.get("post_execute", [])
+    for hook in [f for f in callbacks if getattr(f, "__name__", "") == "_draw_all_if_interactive"]:
+        shell.events.unregister("post_execute", hook)
+        shell.events.register("post_execute", hook)
 
 
 def _check_result(name, value, where: str, made_by: str, many: bool = False, min_len: int = 1):
