@@ -48,10 +48,24 @@ def _candidates(control):
     return [control.max, control.min]
 
 
+def _outside_the_figure(fig) -> list:
+    """Axes whose drawn texts (title, axis labels, tick labels) cross the figure's edge: an
+    explorer's figure has a fixed layout, so what crosses it is cut off in the image."""
+    renderer, edge = fig.canvas.get_renderer(), fig.bbox
+    out = []
+    for i, ax in enumerate(fig.axes):
+        box = ax.get_tightbbox(renderer)
+        if box.x0 < edge.x0 - 1 or box.x1 > edge.x1 + 1 or box.y0 < edge.y0 - 1 or box.y1 > edge.y1 + 1:
+            out.append(f"axes {i} ({ax.get_title()!r}) spans {box.extents.round()} in a {edge.extents.round()} figure")
+    return out
+
+
 @pytest.mark.parametrize("name", list(EXPLORERS))
 def test_every_control_changes_the_figure(name):
     ex = EXPLORERS[name]()
     assert ex.image.value and not BAD_PLURAL.search(ex.text.value)
+    if ex._figure is not None:
+        assert not _outside_the_figure(ex._figure), _outside_the_figure(ex._figure)
     for label, control in ex.controls.items():
         changed = False
         for value in _candidates(control):
@@ -64,8 +78,9 @@ def test_every_control_changes_the_figure(name):
         assert not BAD_PLURAL.search(ex.text.value), ex.text.value
     # The explorer redraws on one figure: after every control moved, its image is the one a new
     # figure gives for the same result (nothing left over from earlier updates).
-    fresh, size, _ = render_png(ex.draw, ex.result)
+    fresh, size, fig = render_png(ex.draw, ex.result)
     assert _pixels(ex.image.value) == _pixels(fresh) and size == (int(ex.image.width), int(ex.image.height))
+    assert not _outside_the_figure(fig), _outside_the_figure(fig)
 
 
 def _pixels(png: bytes):

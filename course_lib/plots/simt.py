@@ -64,7 +64,7 @@ def plot_coalescing(result, ax=None, title: str | None = None):
     ax.set_ylim(-0.5, addr.size - 0.5)
     ax.hlines(lanes, addr, addr + result.bytes_per_access, color="#08519c", lw=3)
     ax.set_xlim(lo, hi)
-    ax.set_xlabel("byte address (black lines: 128-byte line boundaries; orange: 32-byte sectors moved)")
+    ax.set_xlabel("byte address\nblack: 128-byte line edges, orange: 32-byte sectors moved")
     ax.set_ylabel("lane")
     ax.set_title(title or f"{plural(result.n_sectors, 'sector')}, {plural(result.n_lines, 'line')}, "
                           f"{result.bytes_requested} B wanted / {result.bytes_moved} B moved = "
