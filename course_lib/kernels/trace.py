@@ -377,7 +377,8 @@ class TracedArray:
         th = _RUN.current
         if th is not None:
             th.acc.append((self._aid, flat, READ, th.epoch, len(th.lines) - 1))
-        return self._get(flat)
+        view = self._view                  # _get, inlined: this runs for every element a kernel reads
+        return view[flat] if view is not None else self._get(flat)
 
     def __setitem__(self, idx, value):
         flat = self._flat(idx)
@@ -440,15 +441,15 @@ class _Shared:
         self._offset = 0            # each block lays out its shared memory from offset 0
 
     def array(self, shape, dtype, alignment=None):
+        caller = sys._getframe(1)
+        key = (caller.f_code, caller.f_lineno)
+        found = self._allocations.get(key)
+        if found is not None:              # every thread of the block after the first
+            return found
         from numba.cuda.np import numpy_support
         from numba.cuda import types
         if isinstance(dtype, types.Type):
             dtype = numpy_support.as_dtype(dtype)
-        caller = sys._getframe(1)
-        key = (caller.f_code, caller.f_lineno)
-        found = self._allocations.get(key)
-        if found is not None:
-            return found
         dims = shape if isinstance(shape, (tuple, list)) else (shape,)
         shape_t = tuple(check_int("cuda.shared.array shape", d, min_value=1, max_value=1 << 16) for d in dims)
         data = np.empty(shape_t, dtype=np.dtype(dtype))
