@@ -291,10 +291,10 @@ if _nbval_plugin is not None:
 
 
 # --- Scheduling: the longest work first -------------------------------------------------------
-# `make test` runs two workers that take whole files (--dist loadfile). xdist hands out files with
+# `make test` runs workers that take whole files (--dist loadfile). xdist hands out files with
 # the most items first, which leaves the slow files of few items (the nbgrader round trip, the API
 # walk, the progress run that waits for a timeout) for last, where one worker runs them while the
-# other idles. Here the lessons and solutions (seconds each) go first, then the test files known
+# others idle. Here the lessons and solutions (seconds each) go first, then the test files known
 # to be slow, then the rest by number of items; the order inside a file is unchanged. A file
 # missing from the list is only scheduled later, never skipped.
 _SLOW_TEST_FILES = ("test_exercises_robust.py", "test_nbgrader.py", "test_api_walk.py", "test_exercises.py",

@@ -42,7 +42,7 @@ def bench_suite() -> float:
     subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_start", "-q", "--collect-only", "--nbval-lax",
                     "tests", "notebooks", "solutions"], cwd=ROOT, env=env, check=False, capture_output=True)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_start", "-q", "-n", "2", "--dist",
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_start", "-q", "-n", "3", "--dist",
                            "loadfile", "--nbval-lax", "tests", "notebooks", "solutions"],
                           cwd=ROOT, env=env, check=False, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
