@@ -408,8 +408,7 @@ class ValueExercise:
             if not _close(got, float(want), self.rel_tol, self.abs_tol):
                 what = (f"your answer {_short(got)} is not accepted "
                         f"({_tolerance_text(self.rel_tol, self.abs_tol)})")
-                found = _matching_misconceptions(self, params, lambda w: _is_scalar_like(w) and _close(
-                    got, float(w), max(self.rel_tol, 1e-3), self.abs_tol))
+                found = _scalar_misconceptions(self, params, got)
                 note = "" if found else (_unit_slip_note(got, float(want)) or _close_note(got, float(want)))
                 raise _error(self, what + note, params, found)
             return f"{self.id}: correct ({_short(got)})."
@@ -932,6 +931,13 @@ def _matching_misconceptions(ex, params: dict, matches) -> list:
         except Exception:  # noqa: BLE001 - an uncomparable wrong answer matches nothing
             continue
     return found
+
+
+def _scalar_misconceptions(ex, params: dict, got: float) -> list:
+    """The misconceptions whose listed wrong answer the number ``got`` matches (within the
+    exercise's tolerance, and never tighter than 0.1 %)."""
+    return _matching_misconceptions(ex, params, lambda w: _is_scalar_like(w) and _close(
+        got, float(w), max(ex.rel_tol, 1e-3), ex.abs_tol))
 
 
 def _as_misconception(ex, described) -> Misconception:

@@ -28,22 +28,16 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"lesson_s": 5.0, "import_s": 0.5, "widget_update_ms": 50.0}
 
 
-def _run(cmd) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
-
-
 def bench_suite() -> float:
     """make test's pytest, timed; a failing suite is an error, not a time."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}   # as make test runs it
     env["PYTHONPYCACHEPREFIX"] = str(ROOT / "build" / "pycache")
+    pytest = [sys.executable, "-m", "pytest", "-p", "pytest_start", "-q", "--nbval-lax", "tests", "notebooks",
+              "solutions"]
     # Warm: a collection first fills the bytecode cache, as any earlier make test would have.
-    subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_start", "-q", "--collect-only", "--nbval-lax",
-                    "tests", "notebooks", "solutions"], cwd=ROOT, env=env, check=False, capture_output=True)
+    subprocess.run(pytest + ["--collect-only"], cwd=ROOT, env=env, check=False, capture_output=True)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "pytest_start", "-q", "-n", "3", "--dist",
-                           "loadfile", "--nbval-lax", "tests", "notebooks", "solutions"],
+    proc = subprocess.run(pytest + ["-n", "3", "--dist", "loadfile"],       # the Makefile's WORKERS
                           cwd=ROOT, env=env, check=False, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from course_lib.checks import (_NO_LEARNER, ValueExercise, _as_scalar_answer, _close, _error, _is_scalar_like,
-                               _matching_misconceptions, _params, _short)
+from course_lib.checks import (_NO_LEARNER, ValueExercise, _as_scalar_answer, _error, _params,
+                               _scalar_misconceptions, _short)
 
 __all__ = ["DecisionExercise", "OptimumExercise"]
 
@@ -41,8 +41,7 @@ class DecisionExercise(ValueExercise):
             raise _error(self, f"{_short(got)} is not a whole number", params)
         reason = self.judge(int(round(got)) if self.integer else got)
         if reason:
-            found = _matching_misconceptions(self, params, lambda w: _is_scalar_like(w) and _close(
-                got, float(w), max(self.rel_tol, 1e-3), self.abs_tol))
+            found = _scalar_misconceptions(self, params, got)
             raise _error(self, f"{_short(got)} does not meet the constraints: {reason}", params, found)
         return f"{self.id}: correct, a valid design ({_short(got)}); other choices may be valid too."
 
@@ -87,8 +86,7 @@ class OptimumExercise(ValueExercise):
         want = self.expected(**params)
         if value == want:
             return f"{self.id}: correct ({value})."
-        found = _matching_misconceptions(self, params, lambda w: _is_scalar_like(w) and _close(
-            got, float(w), max(self.rel_tol, 1e-3), self.abs_tol))
+        found = _scalar_misconceptions(self, params, got)
         reason = self.feasible(value, **params)
         if reason:
             raise _error(self, f"{value} does not meet the constraints: {reason}", params, found)
