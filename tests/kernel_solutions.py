@@ -191,7 +191,7 @@ def online_softmax_kernel(x, out):
         if v > m:
             total = total * math.exp(m - v) + 1.0
             m = v
-        else:
+        elif v > -math.inf:                    # a masked (-inf) element adds nothing
             total += math.exp(v - m)
     sm[t] = m
     ss[t] = total
@@ -316,4 +316,166 @@ BROKEN = {
     "matmul_tiled_twice": ("matmul_tiled", matmul_tiled_twice_kernel, "global loads at most"),
     "matmul_untiled": ("matmul_tiled", matmul_kernel, "global loads at most"),
     "softmax_three_pass": ("online_softmax", softmax_kernel, "global loads at most two per element"),
+}
+
+
+# ----------------------------------------------------------------------------- issue 23: wrong kernels
+# that once passed their checks, and a right one that was refused.
+
+
+@cuda.jit
+def softmax_no_max_kernel(x, out):
+    # exp(x) without subtracting the row's maximum: right in exact arithmetic, but exp(100)
+    # overflows float32 (and exp(800) overflows even float64), so large rows come out NaN or inf.
+    s = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    total = 0.0
+    for c in range(t, cols, BLOCK):
+        total += math.exp(x[r, c])
+    s[t] = total
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    total = s[0]
+    for c in range(t, cols, BLOCK):
+        out[r, c] = math.exp(x[r, c]) / total
+
+
+@cuda.jit
+def online_softmax_zero_start_kernel(x, out):
+    # The online softmax with each thread's running maximum starting at 0.0 instead of -inf.
+    # A thread with elements keeps a consistent (m, s) pair either way, but a thread with none
+    # (rows shorter than the block) enters the merge as (0, 0): when the row's values are far
+    # below 0, every exp(v - 0) underflows and the row's sum is 0.
+    sm = cuda.shared.array(BLOCK, np.float32)
+    ss = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    m = 0.0
+    total = 0.0
+    for c in range(t, cols, BLOCK):
+        v = x[r, c]
+        if v > m:
+            total = total * math.exp(m - v) + 1.0
+            m = v
+        else:
+            total += math.exp(v - m)
+    sm[t] = m
+    ss[t] = total
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            m1, m2 = sm[t], sm[t + stride]
+            mm = max(m1, m2)
+            sm[t] = mm
+            ss[t] = ss[t] * math.exp(m1 - mm) + ss[t + stride] * math.exp(m2 - mm)
+        cuda.syncthreads()
+        stride //= 2
+    m = sm[0]
+    total = ss[0]
+    for c in range(t, cols, BLOCK):
+        out[r, c] = math.exp(x[r, c] - m) / total
+
+
+@cuda.jit
+def online_softmax_unguarded_merge_kernel(x, out):
+    # The merge rule of the hint taken literally: s_a exp(m_a - m) + s_b exp(m_b - m). Two threads
+    # that had no element (m = -inf) give exp(-inf - -inf) = exp(nan): rows shorter than the block.
+    sm = cuda.shared.array(BLOCK, np.float32)
+    ss = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    m = -math.inf
+    total = 0.0
+    for c in range(t, cols, BLOCK):
+        v = x[r, c]
+        if v > m:
+            total = total * math.exp(m - v) + 1.0
+            m = v
+        else:
+            total += math.exp(v - m)
+    sm[t] = m
+    ss[t] = total
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            m1, m2 = sm[t], sm[t + stride]
+            mm = max(m1, m2)
+            sm[t] = mm
+            ss[t] = ss[t] * math.exp(m1 - mm) + ss[t + stride] * math.exp(m2 - mm)
+        cuda.syncthreads()
+        stride //= 2
+    m = sm[0]
+    total = ss[0]
+    for c in range(t, cols, BLOCK):
+        out[r, c] = math.exp(x[r, c] - m) / total
+
+
+@cuda.jit
+def block_sum_barrier_per_branch_kernel(a, out):
+    # One syncthreads in each branch of an if: every thread passes the same number of barriers,
+    # but not the same barrier. CUDA leaves that undefined (the barrier must be reached by every
+    # thread of the block at the same call).
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+            cuda.syncthreads()
+        else:
+            cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+@cuda.jit
+def copy_accumulate_kernel(a, out):
+    # out += a: right when out starts at zero, but it reads out as well: 1.5x a copy's bytes,
+    # and on a GPU out holds whatever the allocation held.
+    c, r = cuda.grid(2)
+    if r < a.shape[0] and c < a.shape[1]:
+        out[r, c] += a[r, c]
+
+
+@cuda.jit
+def dot_shared_atomic_kernel(a, b, out):
+    # Each thread adds its product into one shared-memory float with a shared atomic (cheap: the
+    # SM's own memory, not a trip to DRAM), then one thread per block adds the block's sum into
+    # out[0] with a single global atomic. Right, and within the one-global-atomic-per-block target.
+    acc = cuda.shared.array(1, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if t == 0:
+        acc[0] = 0.0
+    cuda.syncthreads()
+    if i < a.size:
+        cuda.atomic.add(acc, 0, a[i] * b[i])
+    cuda.syncthreads()
+    if t == 0:
+        cuda.atomic.add(out, 0, acc[0])
+
+
+#: Issue 23's wrong kernels that passed: variant -> (task, kernel, failure class, words in the message).
+ONCE_PASSED = {
+    "softmax_no_max": ("softmax", softmax_no_max_kernel, "numerics", "maximum"),
+    "online_softmax_no_max": ("online_softmax", softmax_no_max_kernel, "numerics", "maximum"),
+    "online_softmax_zero_start": ("online_softmax", online_softmax_zero_start_kernel, "numerics", "-inf"),
+    "online_softmax_unguarded_merge": ("online_softmax", online_softmax_unguarded_merge_kernel, "numerics", "-inf"),
+    "block_sum_barrier_per_branch": ("block_sum", block_sum_barrier_per_branch_kernel, "barrier", "different syncthreads"),
+    "copy_accumulate": ("copy", copy_accumulate_kernel, "uninitialized", "before"),
 }

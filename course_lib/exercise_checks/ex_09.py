@@ -345,10 +345,11 @@ EXERCISES = [
                "the `if t < stride`), then thread 0 writes out[cuda.blockIdx.x].")),
     KernelExercise(
         "09.6", task="dot", concepts=("reductions",),
-        form=_form("dot_kernel(a, b, out)", "adds sum(a * b) into out[0] with one cuda.atomic.add "
-                   "per block"),
-        hints=("Blocks cannot wait for each other; an atomic add is the one safe way for them to "
-               "share out[0], and each one costs a trip to memory.",
+        form=_form("dot_kernel(a, b, out)", "adds sum(a * b) into out[0] with at most one global "
+                   "cuda.atomic.add per block"),
+        hints=("Blocks cannot wait for each other; a global atomic add is the one safe way for them "
+               "to share out[0], and each is a read-modify-write at the L2 cache, one at a time per "
+               "address (an atomic on shared memory stays inside the SM).",
                "Reduce the block's products in shared memory as in 09.5, so that only one thread "
                "per block has something to add.",
                "After the tree, `if t == 0: cuda.atomic.add(out, 0, partial[0])`.")),

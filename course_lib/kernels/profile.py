@@ -40,11 +40,11 @@ from ..latency import LaunchError, occupancy
 from ..roofline import Kernel, KernelPoint, place_kernel
 from ..memory import BANK_BYTES, N_BANKS
 from ..simt import SECTOR_BYTES
-from .trace import ATOMIC, GLOBAL, READ, SHARED, WARP_SIZE, WRITE, Trace
+from .trace import ATOMIC, GLOBAL, READ, SHARED, WARP_OPS, WARP_SIZE, WRITE, Trace
 
 __all__ = [
     "WARP_SIZE", "Problem", "MemoryInstruction", "LineStats", "KernelProfile",
-    "profile_trace", "warp_lane_timeline", "WarpAccess", "warp_access", "Prediction", "predict_time",
+    "profile_trace", "uninitialized_output_read", "warp_lane_timeline", "WarpAccess", "warp_access", "Prediction", "predict_time",
     "ASSUMED_REGISTERS",
 ]
 
@@ -205,7 +205,35 @@ class KernelProfile:
 
     @property
     def atomics(self) -> int:
+        """Thread-level atomics, global and shared together."""
         return self._sum("accesses", op="atomic")
+
+    @property
+    def global_atomics(self) -> int:
+        """Atomics on global memory: each is a read-modify-write at the L2 cache."""
+        return self._sum("accesses", "global", "atomic")
+
+    @property
+    def shared_atomics(self) -> int:
+        """Atomics on shared memory: done by the SM's own shared memory, no trip to L2 or DRAM."""
+        return self._sum("accesses", "shared", "atomic")
+
+    # --- warp-level primitives (warp instructions, one per warp per call)
+    def _warp_count(self, ops) -> int:
+        codes = [WARP_OPS.index(o) for o in ops]
+        return int(np.isin(self.trace.warp_ops[:, 2], codes).sum()) if self.trace.warp_ops.size else 0
+
+    @property
+    def warp_shuffles(self) -> int:
+        return self._warp_count(("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"))
+
+    @property
+    def warp_votes(self) -> int:
+        return self._warp_count(("ballot_sync", "all_sync", "any_sync", "eq_sync", "activemask"))
+
+    @property
+    def warp_syncs(self) -> int:
+        return self._warp_count(("syncwarp",))
 
     @property
     def barriers(self) -> int:
@@ -237,7 +265,11 @@ class KernelProfile:
                         f"requests, {self.shared_wavefronts:,} wavefronts (worst conflict "
                         f"{self.bank_conflict_degree}-way)")
         if self.atomics:
-            rows.append(f"  atomics: {self.atomics:,} (at most {self.atomic_max_contention} on one address)")
+            rows.append(f"  atomics: {self.global_atomics:,} global, {self.shared_atomics:,} shared "
+                        f"(at most {self.atomic_max_contention} on one address)")
+        if self.trace.warp_ops.size:
+            rows.append(f"  warp primitives: {self.warp_shuffles:,} shuffles, {self.warp_votes:,} votes, "
+                        f"{self.warp_syncs:,} syncwarps (warp instructions)")
         if self.flops:
             rows.append(f"  FLOP {self.flops:,.0f}, intensity {self.intensity_flops_per_byte:.3g} FLOP/B")
         rows.append("  safety: " + ("no races, no uninitialized reads, barriers agree" if self.safe
@@ -491,6 +523,24 @@ def _access_text(trace: Trace, i: int) -> str:
             f"(line {line}: {trace.line_text(line)})")
 
 
+def _interval_conflicts(trace: Trace, rows: np.ndarray, block: np.ndarray):
+    """The first conflicting pair among ``rows`` of one block and one barrier interval. Without
+    warp-level meetings, any two threads conflict; with them, two lanes of one warp conflict only
+    between the same two meetings, and lanes of different warps as before."""
+    loc = (block[rows], trace.acc_epoch[rows], trace.acc_array[rows], trace.acc_index[rows])
+    tid, kind = trace.acc_tid[rows], trace.acc_kind[rows]
+    if trace.acc_warp_epoch is None:
+        _, location = np.unique(_combine(*loc), return_inverse=True)
+        return _conflicts(tid, location.reshape(-1), kind)
+    warp = _warp_ids(trace, tid)
+    _, location = np.unique(_combine(*loc), return_inverse=True)
+    hit = _conflicts(warp, location.reshape(-1), kind)               # across warps
+    if hit is None:
+        _, location = np.unique(_combine(*loc, warp, trace.acc_warp_epoch[rows]), return_inverse=True)
+        hit = _conflicts(tid, location.reshape(-1), kind)            # lanes of one warp, one segment
+    return hit
+
+
 def _problems(trace: Trace) -> list:
     problems = []
     space = np.array([a.space for a in trace.arrays], np.int64)[trace.acc_array]
@@ -498,9 +548,7 @@ def _problems(trace: Trace) -> list:
     # Shared: same block, same barrier interval.
     sh = np.nonzero(space == SHARED)[0]
     if sh.size:
-        _, location = np.unique(_combine(block[sh], trace.acc_epoch[sh], trace.acc_array[sh],
-                                         trace.acc_index[sh]), return_inverse=True)
-        hit = _conflicts(trace.acc_tid[sh], location.reshape(-1), trace.acc_kind[sh])
+        hit = _interval_conflicts(trace, sh, block)
         if hit is not None:
             _, a, b = hit
             problems.append(Problem("race", f"shared-memory race: {_access_text(trace, sh[a])}, and "
@@ -543,9 +591,7 @@ def _problems(trace: Trace) -> list:
     # Global: within a block between barriers (threads), and across blocks (blocks never sync).
     gl = np.nonzero(space == GLOBAL)[0]
     if gl.size:
-        _, location = np.unique(_combine(block[gl], trace.acc_epoch[gl], trace.acc_array[gl],
-                                         trace.acc_index[gl]), return_inverse=True)
-        hit = _conflicts(trace.acc_tid[gl], location.reshape(-1), trace.acc_kind[gl])
+        hit = _interval_conflicts(trace, gl, block)
         if hit is None:
             _, location = np.unique(_combine(trace.acc_array[gl], trace.acc_index[gl]), return_inverse=True)
             hit = _conflicts(block[gl], location.reshape(-1), trace.acc_kind[gl])
@@ -556,19 +602,74 @@ def _problems(trace: Trace) -> list:
     return problems
 
 
+def uninitialized_output_read(trace: Trace, names) -> Problem | None:
+    """The first read (or atomic) of an element of the global arrays ``names`` that nothing wrote
+    before it: not its own thread earlier in program order, nor a thread of its block in an earlier
+    barrier interval. For outputs that start as garbage (fresh GPU memory), such a read is of
+    garbage: ``out[i] += v`` is the common case. None when there is none."""
+    _check_trace(trace)
+    aids = [i for i, a in enumerate(trace.arrays) if a.space == GLOBAL and a.name in set(names)]
+    rows = np.nonzero(np.isin(trace.acc_array, aids))[0] if aids else np.zeros(0, np.int64)
+    if rows.size == 0:
+        return None
+    tid, kind, ep = trace.acc_tid[rows], trace.acc_kind[rows], trace.acc_epoch[rows]
+    block = trace.block_of(tid)
+    _, loc = np.unique(_combine(trace.acc_array[rows], trace.acc_index[rows]), return_inverse=True)
+    loc = loc.reshape(-1)
+    big = np.iinfo(np.int64).max
+    plain = kind == WRITE
+    _, own = np.unique(_combine(loc, tid), return_inverse=True)
+    own = own.reshape(-1)
+    own_first = np.full(own.max() + 1, big, np.int64)
+    np.minimum.at(own_first, own[plain], rows[plain])          # rows of a thread run in program order
+    _, blk = np.unique(_combine(loc, block), return_inverse=True)
+    blk = blk.reshape(-1)
+    blk_first = np.full(blk.max() + 1, big, np.int64)
+    np.minimum.at(blk_first, blk[plain], ep[plain])
+    early = np.nonzero((kind != WRITE) & ~(own_first[own] < rows) & ~(blk_first[blk] < ep))[0]
+    if early.size == 0:
+        return None
+    i = int(rows[early[0]])
+    return Problem("uninitialized", f"uninitialized output: {_access_text(trace, i)} before any thread had "
+                                    f"written it; an output's memory holds garbage at launch (the check "
+                                    f"fills it with NaN), and reading it adds global loads the "
+                                    f"computation does not need")
+
+
 def _barrier_problems(trace: Trace) -> list:
     tpb = trace.launch.threads_per_block
     per_block = trace.barriers.reshape(trace.launch.n_blocks, tpb)
     lo, hi = per_block.min(axis=1), per_block.max(axis=1)
     bad = np.nonzero(lo != hi)[0]
-    if bad.size == 0:
+    if bad.size:
+        b = int(bad[0])
+        t_lo = b * tpb + int(np.argmin(per_block[b]))
+        t_hi = b * tpb + int(np.argmax(per_block[b]))
+        return [Problem("barrier", f"barrier divergence: {trace.describe_thread(t_lo)} passed {int(lo[b])} "
+                                   f"syncthreads but {trace.describe_thread(t_hi)} passed {int(hi[b])}: a "
+                                   f"syncthreads inside a branch or after an early return is undefined behaviour")]
+    # The same count, but the same barriers? Match each thread's k-th syncthreads by call site.
+    sites = trace.barrier_site
+    if sites.size == 0 or not trace.barrier_sites:
         return []
-    b = int(bad[0])
-    t_lo = b * tpb + int(np.argmin(per_block[b]))
-    t_hi = b * tpb + int(np.argmax(per_block[b]))
-    return [Problem("barrier", f"barrier divergence: {trace.describe_thread(t_lo)} passed {int(lo[b])} "
-                               f"syncthreads but {trace.describe_thread(t_hi)} passed {int(hi[b])}: a "
-                               f"syncthreads inside a branch or after an early return is undefined behaviour")]
+    start = 0
+    for b in range(trace.launch.n_blocks):
+        n = int(per_block[b, 0])
+        if n:
+            seq = sites[start:start + n * tpb].reshape(tpb, n)
+            differs = np.nonzero((seq != seq[0]).any(axis=1))[0]
+            if differs.size:
+                t = int(differs[0])
+                k = int(np.nonzero(seq[t] != seq[0])[0][0])
+                (l0, s0), (l1, s1) = trace.barrier_sites[seq[0, k]], trace.barrier_sites[seq[t, k]]
+                return [Problem("barrier", f"barrier divergence: at their barrier number {k + 1}, "
+                                           f"{trace.describe_thread(b * tpb)} waited at the syncthreads on "
+                                           f"line {l0} and {trace.describe_thread(b * tpb + t)} at a different "
+                                           f"syncthreads, on line {l1}: every thread of a block must reach the "
+                                           f"same syncthreads call (one in each branch of an if is undefined "
+                                           f"behaviour, even when the counts agree)")]
+        start += n * tpb
+    return []
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,19 +3,26 @@
 A :class:`KernelTask` is everything needed to run, check and cost one kernel *except* the
 kernel: how to make random inputs of awkward sizes, the NumPy reference, the launch
 configuration, the FLOP the computation needs, the DRAM bytes a good kernel moves, and the
-cost targets a puzzle enforces. ``check_kernel(task, kernel)`` runs a learner's kernel on two
-random, asymmetric sizes that no block size divides and raises :class:`KernelCheckError` with
-the first problem: a fault (out of bounds, a crash), a race or other unsafe pattern, a wrong
-element (by index, with the thread that wrote it), or a missed cost target (what was measured
-against what was allowed).
+cost targets a puzzle enforces. ``check_kernel(task, kernel)`` runs a learner's kernel on the
+task's :class:`Case` list: random sizes that no block size divides, fewer elements than one
+block, and the task's adversarial cases (values whose exponentials overflow without the max
+subtraction, rows shorter than a warp, masked -inf entries, sizes of one...). It raises
+:class:`KernelCheckError` with the first problem, its failure class (``failure``: out of
+bounds, race, uninitialized, barrier, warp sync, numerics, wrong, cost, crash, step limit) and
+the :class:`Mistake` it most likely comes from, with the lesson section to read again.
 
-Sizes are drawn per check from ``np.random.default_rng(seed)``; the message says how to rerun
-the exact case with :func:`run_task`.
+Outputs start as NaN (garbage integers for integer outputs), as freshly allocated GPU memory
+holds whatever was there; only the outputs a task accumulates into (``accumulates``) start at 0.
+Sizes are drawn per case from a seed: a fixed one per task, or one from the learner's identity
+(``learner=``), so two learners get different sizes; the message says how to rerun the exact
+case with :func:`run_task`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -23,8 +30,8 @@ import numpy as np
 
 from .._validate import check_choice, check_int
 from ..tiling import tiled_matmul_traffic
-from .profile import KernelProfile, predict_time, profile_trace, Prediction
-from .trace import KernelFault, python_function, trace_launch
+from .profile import KernelProfile, Problem, predict_time, profile_trace, Prediction, uninitialized_output_read
+from .trace import KernelCrash, KernelFault, KernelStepLimit, OutOfBoundsError, WarpSyncError, python_function, trace_launch
 
 __all__ = [
     "CostTarget", "KernelTask", "KernelCheckError", "TaskRun", "TASKS", "get_task",
@@ -40,8 +47,58 @@ TILE_T = 32
 TILE = 16
 
 
+#: Lesson 09's sections, as their ``## `` headings read (without the hashes): a mistake names one.
+SECTIONS = {
+    "grid": "1. Grid, block, warp, lane",
+    "map": "2. A map, and what the guard is for",
+    "2d": "3. Two dimensions, and which way the warp runs",
+    "reduction": "4. A block reduction in shared memory, and the race",
+    "copy": "5. A coalesced copy and a strided one",
+    "transpose": "6. A transpose through shared memory, and padding",
+    "matmul": "7. Matmul: naive, then tiled in shared memory",
+    "softmax": "8. A row softmax",
+    "predict": "9. From a profile to a predicted time",
+    "warp": "12. Warp-level primitives: a reduction without shared memory",
+    "patterns": "13. More patterns: privatise, scan, stage a halo, tile in registers",
+}
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A misconception a failing kernel most likely holds: ``key`` (stable, lower-case words
+    joined by '-'), ``text`` (one sentence naming it), ``section`` (a key of :data:`SECTIONS`)
+    and ``hint`` (what to look at, never the answer). The exercise layer turns it into its
+    ``Misconception``; the kernel lab itself imports no exercise machinery."""
+
+    key: str
+    text: str
+    section: str
+    hint: str
+
+    def __post_init__(self):
+        if self.section not in SECTIONS:
+            raise ValueError(f"Mistake {self.key}: section must be one of {sorted(SECTIONS)}, got {self.section!r}")
+
+    @property
+    def heading(self) -> str:
+        return SECTIONS[self.section]
+
+    @property
+    def where(self) -> str:
+        return f"Lesson 09, section '{self.heading}'"
+
+
 class KernelCheckError(AssertionError):
-    """A kernel that does not pass its check; the message names the problem (no traceback)."""
+    """A kernel that does not pass its check; the message names the problem (no traceback).
+
+    ``failure`` is the class of the failure (out of bounds, race, uninitialized, barrier, warp
+    sync, numerics, wrong, cost, crash, step limit) and ``mistake`` the :class:`Mistake` it
+    most likely comes from (or None)."""
+
+    def __init__(self, message="", failure="wrong", mistake=None):
+        super().__init__(message)
+        self.failure = failure
+        self.mistake = mistake
 
     def _render_traceback_(self):
         lines = str(self).splitlines()
@@ -52,13 +109,16 @@ class KernelCheckError(AssertionError):
 class CostTarget:
     """A limit on one profile metric: ``metric(profile) <= limit(sizes)`` (or ``>=`` when ``at_least``).
 
-    ``metric`` is a :class:`KernelProfile` attribute name; ``what`` says it in words.
+    ``metric`` is a :class:`KernelProfile` attribute name; ``what`` says it in words; ``why`` is
+    the reason for the limit and ``mistake`` what a kernel over it most likely does.
     """
 
     metric: str
     limit: Callable[[dict], float]
     what: str
     at_least: bool = False
+    mistake: Mistake | None = None
+    why: str = ""
 
     def format(self, value: float) -> str:
         """A measured or allowed value as the messages print it: 76% for an efficiency, 3,828 for a count."""
@@ -71,6 +131,18 @@ class CostTarget:
         lim = float(self.limit(sizes))
         ok = got >= lim - 1e-12 if self.at_least else got <= lim + 1e-9
         return ok, got, lim
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of a check: ``label`` (says what is special), ``sizes`` (rng -> dict), ``data``
+    (rng, sizes -> inputs; None: the task's own ``make_data``), and the :class:`Mistake` a kernel
+    that fails only here most likely holds (None: the failure's class decides)."""
+
+    label: str
+    sizes: Callable[[np.random.Generator], dict]
+    data: Callable | None = None
+    mistake: Mistake | None = None
 
 
 @dataclass(frozen=True)
@@ -94,9 +166,22 @@ class KernelTask:
     edge_sizes: Callable[[np.random.Generator], dict] | None = None   # sizes of the check's second case
     rtol: float = 1e-5
     atol: float = 1e-6
+    special: tuple = ()                              # Case: the adversarial cases after those two
+    accumulates: tuple = ()                          # outputs the kernel adds into: they start at 0
+    mistakes: dict = field(default_factory=dict)     # failure class -> Mistake, over the defaults
 
     def model_bytes(self, sizes: dict) -> float:
         return float((self.bytes_model or self.min_bytes)(sizes))
+
+    @property
+    def cases(self) -> tuple:
+        """The check's cases in order: random sizes, fewer than one block (when the task has
+        such sizes), then the adversarial ones (where only safety and values are checked: a
+        cost target means little on one element)."""
+        first = [Case("random sizes", self.make_sizes)]
+        if self.edge_sizes is not None:
+            first.append(Case("fewer elements than one block", self.edge_sizes))
+        return tuple(first) + tuple(self.special)
 
 
 @dataclass(frozen=True)
@@ -153,22 +238,58 @@ def _t(*names, factor=1.0):
 
 _F = 4   # bytes per float32
 
+# Mistakes the cost targets name.
+_EXTRA_LOADS = Mistake(
+    "inputs-read-twice", "An element read more than once (or an output read as well as written): "
+    "every read is a load, and a memory-bound kernel's time is its bytes.", "copy",
+    "Count the reads of each array per thread in your kernel; keep a value you need twice in a "
+    "local variable.")
+_EXTRA_STORES = Mistake(
+    "stores-per-thread", "More stores than outputs: a result written by every thread (or written "
+    "and rewritten) where one store per output element is enough.", "reduction",
+    "Which thread holds the finished value? Let only that one store it, once.")
+_UNCOALESCED = Mistake(
+    "lanes-far-apart", "A warp's 32 lanes on elements far apart in memory: each lane then needs its "
+    "own 32-byte sector, where neighbouring lanes on neighbouring elements share four-byte slots of "
+    "the same sectors.", "copy",
+    "Which index follows threadIdx.x? Make it the last (fastest) index of the arrays the warp reads "
+    "and writes.")
+_CONFLICTS = Mistake(
+    "column-in-one-bank", "A warp reading a column of a 32-wide shared tile: its 32 words are 32 "
+    "apart, all in one bank, so the read takes 32 passes.", "transpose",
+    "Bank = word index mod 32: write the word index of tile[tx, ty] for tx = 0..31, then change the "
+    "row length so that a column steps through every bank.")
+_GLOBAL_ATOMICS = Mistake(
+    "global-atomic-per-element", "One global atomic per element: every one is a read-modify-write "
+    "at the L2 cache, and all of them on one address run one after another. (Shared-memory atomics "
+    "stay in the SM and are not counted against this target.)", "reduction",
+    "Combine the block's values first (a tree in shared memory, shared atomics, or warp shuffles), "
+    "then one thread adds the block's total to out[0].")
+
+
 # Cost targets used by several tasks.
-def _loads_at_most(expr, what):
-    return CostTarget("global_loads", expr, f"global loads at most {what}")
+def _loads_at_most(expr, what, mistake=_EXTRA_LOADS, why=""):
+    return CostTarget("global_loads", expr, f"global loads at most {what}", mistake=mistake, why=why)
 
 
-def _stores_at_most(expr, what):
-    return CostTarget("global_stores", expr, f"global stores at most {what}")
+def _stores_at_most(expr, what, mistake=_EXTRA_STORES, why=""):
+    return CostTarget("global_stores", expr, f"global stores at most {what}", mistake=mistake, why=why)
 
 
 def _coalesced(fraction=0.75):
     return CostTarget("coalescing_efficiency", lambda s: fraction,
                       f"coalescing efficiency at least {fraction:.0%} (bytes used / bytes moved)",
-                      at_least=True)
+                      at_least=True, mistake=_UNCOALESCED)
 
 
-_NO_CONFLICTS = CostTarget("bank_conflict_degree", lambda s: 1, "no shared-memory bank conflicts (degree 1)")
+_NO_CONFLICTS = CostTarget("bank_conflict_degree", lambda s: 1, "no shared-memory bank conflicts (degree 1)",
+                           mistake=_CONFLICTS)
+
+# Adversarial cases shared by several tasks.
+_ONE_1D = Case("a size of one", lambda rng: {"n": 1})
+_ONE_ROW = Case("a single row", lambda rng: {"rows": 1, "cols": _odd(rng, 33, 90)})
+_ONE_COL = Case("a single column", lambda rng: {"rows": _odd(rng, 9, 41), "cols": 1})
+_SPECIAL_2D = (_ONE_ROW, _ONE_COL)
 
 
 def _matmul_sizes(rng):
@@ -184,6 +305,19 @@ def _matmul_sizes(rng):
 def _matmul_edge(rng):
     """The other way round, and smaller than one tile in m: n < m, m < 16."""
     return {"m": _odd(rng, 5, 15), "k": _odd(rng, 17, 31), "n": _odd(rng, 3, 5)}
+
+
+_MATMUL_SPECIAL = (Case("sizes of one", lambda rng: {"m": 1, "k": 1, "n": 1}),)
+_ACC_IN_GLOBAL = Mistake(
+    "accumulating-in-global", "The running sum kept in out[i, j] (out[i, j] += ... inside the loop): "
+    "each step then reads and writes global memory, where a local variable is a register.", "matmul",
+    "Sum into a local variable and store out[i, j] once after the loop.")
+_TILES_NOT_REUSED = Mistake(
+    "tiles-not-reused", "Each thread reading its own row of a and column of b from global memory (or "
+    "reading a tile's element more than once): the point of a tile is that each element is loaded "
+    "once per tile and then read TILE times from shared memory.", "matmul",
+    "Per step along k, each thread loads exactly one element of a and one of b into the tiles; every "
+    "product reads the tiles.")
 
 
 def _tiled_loads(s, tile=TILE):
@@ -209,7 +343,7 @@ _add(KernelTask(
     flops=_t("n", factor=2), min_bytes=_t("n", factor=2 * _F),
     targets=(_loads_at_most(_elements("n"), "one per element"),
              _stores_at_most(_elements("n"), "one per element")),
-    large={"n": 1 << 26}))
+    large={"n": 1 << 26}, special=(_ONE_1D,)))
 
 _add(KernelTask(
     "zip", "kernel(a, b, out)", "out[i] = a[i] + b[i] (vector add)",
@@ -221,7 +355,7 @@ _add(KernelTask(
     launch=lambda s: _grid1(s["n"]),
     flops=_t("n"), min_bytes=_t("n", factor=3 * _F),
     targets=(_loads_at_most(_t("n", factor=2), "two per element"), _coalesced(0.9)),
-    large={"n": 1 << 26}))
+    large={"n": 1 << 26}, special=(_ONE_1D,)))
 
 _add(KernelTask(
     "map2d", "kernel(a, out)", "out[r, c] = a[r, c] + 1 on a rows x cols matrix, 2D grid (x = column)",
@@ -233,7 +367,7 @@ _add(KernelTask(
     launch=lambda s: _grid2(s["rows"], s["cols"]),
     flops=_elements("rows", "cols"), min_bytes=_t("rows", "cols", factor=2 * _F),
     targets=(_loads_at_most(_elements("rows", "cols"), "one per element"), _coalesced(0.6)),
-    large={"rows": 8192, "cols": 8192}))
+    large={"rows": 8192, "cols": 8192}, special=_SPECIAL_2D))
 
 _add(KernelTask(
     "outer", "kernel(a, b, out)", "out[r, c] = a[r] * b[c] (outer product; a has rows, b has cols entries)",
@@ -246,7 +380,7 @@ _add(KernelTask(
     flops=_elements("rows", "cols"),
     min_bytes=lambda s: _F * (s["rows"] + s["cols"] + s["rows"] * s["cols"]),
     targets=(_loads_at_most(_t("rows", "cols", factor=2), "two per output element"), _coalesced(0.6)),
-    large={"rows": 8192, "cols": 8192}))
+    large={"rows": 8192, "cols": 8192}, special=_SPECIAL_2D))
 
 _add(KernelTask(
     "block_sum", "kernel(a, out)",
@@ -260,7 +394,7 @@ _add(KernelTask(
     flops=_t("n"), min_bytes=lambda s: _F * (s["n"] + -(-s["n"] // BLOCK)),
     targets=(_loads_at_most(_elements("n"), "one per element"),
              _stores_at_most(lambda s: -(-s["n"] // BLOCK), "one per block")),
-    large={"n": 1 << 26}, rtol=1e-4, atol=1e-4))
+    large={"n": 1 << 26}, rtol=1e-4, atol=1e-4, special=(_ONE_1D,)))
 
 _add(KernelTask(
     "dot", "kernel(a, b, out)",
@@ -272,8 +406,10 @@ _add(KernelTask(
     launch=lambda s: _grid1(s["n"]),
     flops=_t("n", factor=2), min_bytes=lambda s: _F * (2 * s["n"] + 1),
     targets=(_loads_at_most(_t("n", factor=2), "two per element"),
-             CostTarget("atomics", lambda s: -(-s["n"] // BLOCK), "atomics at most one per block")),
-    large={"n": 1 << 26}, rtol=1e-4, atol=1e-3))
+             CostTarget("global_atomics", lambda s: -(-s["n"] // BLOCK), "global atomics at most one per block",
+                        mistake=_GLOBAL_ATOMICS,
+                        why="each global atomic is a read-modify-write at L2, one at a time per address")),
+    large={"n": 1 << 26}, rtol=1e-4, atol=1e-3, special=(_ONE_1D,), accumulates=("out",)))
 
 _add(KernelTask(
     "copy", "kernel(a, out)", "out[r, c] = a[r, c], one thread per element, consecutive threads on consecutive columns",
@@ -284,8 +420,11 @@ _add(KernelTask(
     reference=lambda d: {"out": d["a"].copy()},
     launch=lambda s: _grid2(s["rows"], s["cols"]),
     flops=lambda s: 0.0, min_bytes=_t("rows", "cols", factor=2 * _F),
-    targets=(_coalesced(0.6),),
-    large={"rows": 8192, "cols": 8192}))
+    targets=(_coalesced(0.6),
+             _loads_at_most(_elements("rows", "cols"), "one per element",
+                            why="a copy reads each element of a once and nothing else"),
+             _stores_at_most(_elements("rows", "cols"), "one per element", mistake=_EXTRA_LOADS)),
+    large={"rows": 8192, "cols": 8192}, special=_SPECIAL_2D))
 
 _add(KernelTask(
     "transpose", "kernel(a, out)",
@@ -298,7 +437,7 @@ _add(KernelTask(
     launch=lambda s: _grid2(s["rows"], s["cols"], (TILE_T, TILE_T)),
     flops=lambda s: 0.0, min_bytes=_t("rows", "cols", factor=2 * _F),
     targets=(_coalesced(0.6),),
-    large={"rows": 8192, "cols": 8192}))
+    large={"rows": 8192, "cols": 8192}, special=(_ONE_ROW,)))
 
 _add(KernelTask(
     "transpose_padded", "kernel(a, out)",
@@ -308,7 +447,7 @@ _add(KernelTask(
     reference=TASKS["transpose"].reference, launch=TASKS["transpose"].launch,
     flops=lambda s: 0.0, min_bytes=_t("rows", "cols", factor=2 * _F),
     targets=(_coalesced(0.6), _NO_CONFLICTS),
-    large={"rows": 8192, "cols": 8192}))
+    large={"rows": 8192, "cols": 8192}, special=(_ONE_ROW,)))
 
 _add(KernelTask(
     "matmul", "kernel(a, b, out)", "out = a @ b, one thread per output element (a is m x k, b is k x n)",
@@ -323,8 +462,9 @@ _add(KernelTask(
     # Sectors with TILE = 16 (a warp is 2 rows x 16 columns): per thread and step along k,
     # 2 sectors of a (a broadcast per row) and 2 of b, 128 bytes per 32 threads: 4 m k n bytes.
     bytes_model=lambda s: _F * (s["m"] * s["k"] * s["n"] + s["m"] * s["n"]),
-    targets=(_loads_at_most(lambda s: 2 * s["m"] * s["k"] * s["n"], "2 m k n"),),
-    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4, edge_sizes=_matmul_edge))
+    targets=(_loads_at_most(lambda s: 2 * s["m"] * s["k"] * s["n"], "2 m k n", mistake=_ACC_IN_GLOBAL),),
+    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4, edge_sizes=_matmul_edge,
+    special=_MATMUL_SPECIAL))
 
 _add(KernelTask(
     "matmul_tiled", "kernel(a, b, out)",
@@ -333,8 +473,11 @@ _add(KernelTask(
     make_sizes=_matmul_sizes, make_data=TASKS["matmul"].make_data, reference=TASKS["matmul"].reference,
     launch=TASKS["matmul"].launch, flops=TASKS["matmul"].flops, min_bytes=TASKS["matmul"].min_bytes,
     bytes_model=lambda s: _F * (_tiled_loads(s) + s["m"] * s["n"]),
-    targets=(_loads_at_most(_tiled_loads, "lesson 06's tiled count, m k ceil(n/TILE) + k n ceil(m/TILE)"),),
-    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4, edge_sizes=_matmul_edge))
+    targets=(_loads_at_most(_tiled_loads, "lesson 06's tiled count, m k ceil(n/TILE) + k n ceil(m/TILE)",
+                            mistake=_TILES_NOT_REUSED,
+                            why="each element of a tile is read from DRAM once per tile of the output it serves"),),
+    large={"m": 4096, "k": 4096, "n": 4096}, rtol=1e-4, atol=1e-4, edge_sizes=_matmul_edge,
+    special=_MATMUL_SPECIAL))
 
 
 def _softmax_sizes(rng):
@@ -346,19 +489,70 @@ def _softmax_edge(rng):
     return {"rows": _odd(rng, 2, 6), "cols": _odd(rng, 20, 120)}
 
 
+def _softmax_data(rng, s):
+    return {"x": 4 * _f32(rng, s["rows"], s["cols"]), "out": np.zeros((s["rows"], s["cols"]), np.float32)}
+
+
+def _offset_rows(rng, s, low=100.0, high=900.0):
+    """N(0, 4) rows shifted by large offsets of both signs: row 0 far above 0, row 1 far below."""
+    sign = rng.choice([-1.0, 1.0], s["rows"])
+    sign[:2] = (1.0, -1.0)
+    offsets = sign * rng.uniform(low, high, s["rows"])
+    offsets[:2] = sign[:2] * rng.uniform(0.8 * high, high, 2)
+    return (4 * _f32(rng, s["rows"], s["cols"]) + offsets[:, None]).astype(np.float32)
+
+
+def _softmax_large_data(rng, s):
+    return {"x": _offset_rows(rng, s), "out": np.zeros((s["rows"], s["cols"]), np.float32)}
+
+
+def _softmax_short_data(rng, s):
+    """Rows shorter than a warp, far from 0, and row 2 masked: its last columns are -inf (a causal
+    mask), so some threads own only -inf. (A fully masked row has no softmax: none here.)"""
+    x = _offset_rows(rng, s, 50.0, 800.0)
+    x[2, s["cols"] // 2 + 1:] = -np.inf
+    return {"x": x, "out": np.zeros((s["rows"], s["cols"]), np.float32)}
+
+
+_MAX_NOT_SUBTRACTED = Mistake(
+    "max-not-subtracted", "exp of the raw values: exp(89) is past float32's largest value and "
+    "exp(710) past float64's, while exp(-800) is 0. softmax(x) = softmax(x - max x): subtract the "
+    "row's maximum and every exponent is at most 0, the largest term exactly 1; a running maximum "
+    "starts at -inf, the identity of max, never at 0.", "softmax",
+    "Print the row's largest value and exp of it; then compute exp(x - max) instead.")
+_EMPTY_SLICE = Mistake(
+    "empty-thread-merge", "A thread that owns no element (a row shorter than the block) or only "
+    "masked -inf ones must enter every reduction as the identity, (max, sum) = (-inf, 0), and must "
+    "not compute exp(-inf - (-inf)), which is exp(NaN): when both maxima are -inf the merged sum is "
+    "0, and a -inf element adds nothing.", "softmax",
+    "Trace by hand a row of 5 columns with 128 threads: what do threads 5 to 127 hold, and what "
+    "does each step of your merge compute for two of them?")
+_SOFTMAX_SPECIAL = (
+    Case("rows far from zero (|x| up to 900)", lambda rng: {"rows": _odd(rng, 3, 6), "cols": _odd(rng, 130, 200)},
+         _softmax_large_data, _MAX_NOT_SUBTRACTED),
+    Case("rows shorter than a warp, one masked with -inf",
+         lambda rng: {"rows": _odd(rng, 3, 6), "cols": _odd(rng, 5, 31)}, _softmax_short_data, _EMPTY_SLICE),
+    Case("a size of one", lambda rng: {"rows": 1, "cols": 1}),
+)
+_EXTRA_PASS = Mistake(
+    "extra-pass", "A third pass over the row: the online softmax keeps the maximum and a sum rescaled "
+    "to it in one pass, so x is read once for (max, sum) and once for the output.", "softmax",
+    "Count the loops that read x; merge the first two by rescaling the sum whenever the maximum moves.")
+
+
 _add(KernelTask(
     "softmax", "kernel(x, out)",
     "out[r, :] = softmax(x[r, :]); one block of BLOCK threads per row, shared-memory reductions",
     ("x", "out"), ("out",),
     make_sizes=_softmax_sizes, edge_sizes=_softmax_edge,
-    make_data=lambda rng, s: {"x": (4 * _f32(rng, s["rows"], s["cols"])),
-                              "out": np.zeros((s["rows"], s["cols"]), np.float32)},
+    make_data=_softmax_data,
     reference=lambda d: {"out": _softmax(d["x"])},
     launch=lambda s: ((s["rows"],), (BLOCK,)),
     flops=_t("rows", "cols", factor=5), min_bytes=_t("rows", "cols", factor=2 * _F),
     bytes_model=_t("rows", "cols", factor=4 * _F),
     targets=(_loads_at_most(_t("rows", "cols", factor=3), "three per element"),),
-    large={"rows": 4096, "cols": 8192}, rtol=1e-4, atol=1e-6))
+    large={"rows": 4096, "cols": 8192}, rtol=1e-4, atol=1e-6,
+    special=_SOFTMAX_SPECIAL, mistakes={"numerics": _EMPTY_SLICE}))
 
 _add(KernelTask(
     "online_softmax", "kernel(x, out)",
@@ -368,8 +562,9 @@ _add(KernelTask(
     launch=TASKS["softmax"].launch,
     flops=_t("rows", "cols", factor=5), min_bytes=_t("rows", "cols", factor=2 * _F),
     bytes_model=_t("rows", "cols", factor=3 * _F),
-    targets=(_loads_at_most(_t("rows", "cols", factor=2), "two per element"),),
-    large={"rows": 4096, "cols": 8192}, rtol=1e-4, atol=1e-6))
+    targets=(_loads_at_most(_t("rows", "cols", factor=2), "two per element", mistake=_EXTRA_PASS),),
+    large={"rows": 4096, "cols": 8192}, rtol=1e-4, atol=1e-6,
+    special=_SOFTMAX_SPECIAL, mistakes={"numerics": _EMPTY_SLICE}))
 
 
 def list_tasks() -> list[str]:
@@ -387,33 +582,69 @@ def get_task(name) -> KernelTask:
 # Running and checking
 # --------------------------------------------------------------------------------------------
 
-def run_task(task, kernel, seed=0, sizes=None, edge=False) -> TaskRun:
-    """Run ``kernel`` on ``task``'s data (random sizes from ``seed``, or ``sizes``), traced.
-    ``edge=True`` draws the task's edge-case sizes (fewer elements than one block) when it has them.
+def learner_seed(task, learner: str) -> int:
+    """The seed of ``learner``'s sizes for ``task``: SHA-256 of 'task|learner' (the recipe of
+    lessons 01-08's variants), so the same learner always gets the same sizes."""
+    task = get_task(task)
+    if not isinstance(learner, str) or not learner.strip():
+        raise TypeError(f"learner must be a non-empty string (a name or id), got {learner!r}")
+    digest = hashlib.sha256(f"{task.name}|{learner.strip()}".encode()).hexdigest()
+    return int(digest[:12], 16) % (1 << 40)
 
-    The outputs are compared by :func:`check_kernel`; here they are only returned. Kernel faults
+
+def _case_of(task, case, edge) -> int:
+    if not isinstance(edge, bool):
+        raise TypeError(f"edge must be True or False, got {edge!r}")
+    labels = [c.label for c in task.cases]
+    if case is None:
+        return 1 if edge and task.edge_sizes is not None else 0
+    if isinstance(case, str):
+        if case not in labels:
+            raise ValueError(f"case must be one of {labels} (or its index), got {case!r}")
+        return labels.index(case)
+    return check_int("case", case, min_value=0, max_value=len(labels) - 1)
+
+
+def _garbage(a: np.ndarray) -> None:
+    """Fill an output as fresh GPU memory would leave it: NaN for floats, a pattern for ints."""
+    a.fill(np.nan if a.dtype.kind in "fc" else (0x5A5A5A5A % (1 << (8 * a.itemsize - 1))))
+
+
+def _case_data(task, index, seed):
+    case = task.cases[index]
+    rng = np.random.default_rng(seed)
+    drawn = case.sizes(rng)
+    return case, rng, drawn
+
+
+def run_task(task, kernel, seed=0, sizes=None, edge=False, case=None) -> TaskRun:
+    """Run ``kernel`` on ``task``'s data (random sizes from ``seed``, or ``sizes``), traced.
+    ``case`` picks one of ``task.cases`` by index or label (``edge=True``: the fewer-than-one-block
+    case); by default the first, random sizes.
+
+    Outputs start as NaN (or garbage integers), except those the task accumulates into. The
+    outputs are compared by :func:`check_kernel`; here they are only returned. Kernel faults
     (out of bounds, crashes, step limits) propagate as :class:`~course_lib.kernels.trace.KernelFault`.
     """
     task = get_task(task)
     seed = check_int("seed", seed, min_value=0)
-    rng = np.random.default_rng(seed)
-    drawn = _draw_sizes(task, rng, edge)
+    index = _case_of(task, case, edge)
+    spec, rng, drawn = _case_data(task, index, seed)
     if sizes is not None:
         if not isinstance(sizes, dict) or set(sizes) - set(drawn):
             raise ValueError(f"sizes must be a dict with keys from {sorted(drawn)}, got {sizes!r}")
         drawn.update({k: check_int(f"sizes[{k!r}]", v, min_value=1, max_value=1 << 14) for k, v in sizes.items()})
-    data = task.make_data(rng, drawn)
+    data = (spec.data or task.make_data)(rng, drawn)
+    for name in task.outputs:
+        if name not in task.accumulates and isinstance(data[name], np.ndarray):
+            _garbage(data[name])
     expected = task.reference({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in data.items()})
     grid, block = task.launch(drawn)
-    trace = trace_launch(kernel, grid, block, *[data[p] for p in task.params], names=task.params)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # an overflow shows in the output instead
+        trace = trace_launch(kernel, grid, block, *[data[p] for p in task.params], names=task.params)
     profile = profile_trace(trace, flops=task.flops(drawn))
     return TaskRun(task, drawn, data, expected, profile)
-
-
-def _draw_sizes(task, rng, edge) -> dict:
-    if not isinstance(edge, bool):
-        raise TypeError(f"edge must be True or False, got {edge!r}")
-    return (task.edge_sizes if edge and task.edge_sizes is not None else task.make_sizes)(rng)
 
 
 def _sizes_text(sizes: dict) -> str:
@@ -424,10 +655,13 @@ def _first_wrong(run: TaskRun):
     task = run.task
     for name in task.outputs:
         got, want = np.asarray(run.data[name]), np.asarray(run.expected[name])
-        bad = ~np.isclose(got, want, rtol=task.rtol, atol=task.atol)
+        with np.errstate(all="ignore"):
+            bad = ~np.isclose(got, want, rtol=task.rtol, atol=task.atol, equal_nan=True)
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            return name, idx, int(bad.sum()), got[idx], want[idx]
+            nonfinite = bool((~np.isfinite(got[bad]) & np.isfinite(want[bad])).any()) \
+                if got.dtype.kind == "f" else False
+            return name, idx, int(bad.sum()), got[idx], want[idx], nonfinite
     return None
 
 
@@ -443,53 +677,187 @@ def _writer_of(run: TaskRun, name: str, idx: tuple) -> str:
     return f"last written by {tr.describe_thread(int(tr.acc_tid[hits[-1]]))}"
 
 
-def check_kernel(task, kernel, seed=None, cases=2) -> list[TaskRun]:
-    """Check ``kernel`` on ``cases`` random sizes: safe, correct, within every cost target.
+# --- what a failure of each class most likely means (a task, a case or a target may say better)
+
+_DEFAULT_MISTAKES = {
+    "out of bounds": Mistake(
+        "guard-missing", "A thread past the end of the data touched memory: the grid is rounded up "
+        "to whole blocks, so the last block has threads with no element, and they must neither read "
+        "nor write.", "map",
+        "Compare the thread's index with the array's size before any access (reads too), in every "
+        "dimension."),
+    "race": Mistake(
+        "barrier-missing", "Shared memory read by one thread while another may still be writing it "
+        "(or the reverse): the threads of a block agree on shared memory only after a "
+        "cuda.syncthreads() that all of them pass.", "reduction",
+        "The message names the two accesses: put a syncthreads between the write and the other "
+        "thread's read, outside any if."),
+    "global race": Mistake(
+        "blocks-unordered", "Two blocks touched one global element, at least one writing: blocks never "
+        "wait for each other, so the result is whichever lands last.", "reduction",
+        "Give every output element one writer, or combine the blocks' values with cuda.atomic.add."),
+    "uninitialized": Mistake(
+        "shared-memory-starts-garbage", "Shared memory read before any thread of the block wrote it: "
+        "it starts with whatever was there (the tracer fills it with NaN), including the slots of "
+        "threads that have no element.", "reduction",
+        "Every slot a later step reads must be written first: a thread without an element writes the "
+        "identity (0 for a sum, -inf for a maximum)."),
+    "uninitialized output": Mistake(
+        "output-read-before-written", "An output read before the kernel wrote it (out[i] += ... reads "
+        "out): its memory holds garbage at launch, and the read is one more load per element than "
+        "the computation needs.", "copy",
+        "Compute the value in a register and store it once with =; read only the inputs."),
+    "barrier": Mistake(
+        "barrier-in-branch", "A syncthreads that not every thread of the block reaches at the same "
+        "call (inside an if, after an early return, or one in each branch): every thread of the block "
+        "must wait at the same barrier, or the behaviour is undefined.", "reduction",
+        "Move the syncthreads out of the if so that every thread runs the same one, and guard only "
+        "the work inside."),
+    "warp sync": Mistake(
+        "warp-mask-lanes-missing", "A warp primitive whose mask names lanes that never reach it (they "
+        "took another branch, exited, or wait elsewhere): the lanes named by the mask must all arrive "
+        "at the same primitive with the same mask.", "warp",
+        "Call the primitive where every lane of the mask runs it (outside the if), or build the mask "
+        "from the lanes that do."),
+    "numerics": Mistake(
+        "numerics-unguarded", "A computation that is right in exact arithmetic but overflows, "
+        "underflows or divides by zero on the check's data (inf, NaN, or a crash).", "softmax",
+        "Look at the case's label and at the first non-finite element: which intermediate value "
+        "leaves float32's range there?"),
+    "wrong": Mistake(
+        "wrong-mapping", "Some output elements are wrong or never written: the mapping from thread to "
+        "element, or a guard, misses part of the output.", "2d",
+        "The message names an element and the thread that last wrote it: work out by hand which "
+        "thread should own that element."),
+    "edge": Mistake(
+        "edge-sizes-unhandled", "Right on large sizes, wrong on sizes smaller than one block (or of "
+        "one): the kernel assumes every block, row or tile is full.", "map",
+        "Trace by hand a launch whose size is smaller than one block: which threads have an element, "
+        "and what do the others contribute?"),
+    "cost": Mistake(
+        "cost-target-missed", "A correct kernel that moves or issues more than the design needs.",
+        "predict", "Read the profile's table for the line that costs the most, and ask what it "
+        "should cost."),
+    "crash": Mistake(
+        "kernel-crash", "The kernel's own code raised an exception in one thread.", "grid",
+        "Read the exception and the line the message names; run that thread's index by hand."),
+    "step limit": Mistake(
+        "endless-loop", "A loop that never ends (or a launch far larger than the simulator runs).",
+        "reduction", "Check each while loop's exit: does the stride or the index really reach it?"),
+}
+
+
+def _mistake(task, failure: str, case=None, target=None):
+    if target is not None and target.mistake is not None:
+        return target.mistake
+    if case is not None and case.mistake is not None and failure in ("numerics", "wrong"):
+        return case.mistake
+    if failure in task.mistakes:
+        return task.mistakes[failure]
+    if failure == "wrong" and case is not None and case.label != "random sizes":
+        return _DEFAULT_MISTAKES["edge"]
+    return _DEFAULT_MISTAKES.get(failure)
+
+
+def _problem_class(p: Problem) -> tuple[str, str]:
+    """(failure class, mistake key of _DEFAULT_MISTAKES) of a profile problem."""
+    if p.kind == "race":
+        return "race", ("global race" if p.message.startswith("global") else "race")
+    if p.kind == "uninitialized":
+        return "uninitialized", ("uninitialized output" if "output" in p.message else "uninitialized")
+    return p.kind, p.kind
+
+
+def _fault_class(exc: KernelFault) -> str:
+    if isinstance(exc, OutOfBoundsError):
+        return "out of bounds"
+    if isinstance(exc, WarpSyncError):
+        return "warp sync"
+    if isinstance(exc, KernelStepLimit):
+        return "step limit"
+    text = str(exc)
+    if isinstance(exc, KernelCrash) and any(w in text for w in ("OverflowError", "ZeroDivisionError",
+                                                                 "FloatingPointError", "math domain error")):
+        return "numerics"
+    return "crash"
+
+
+def _fail(task, where, problem, failure, again, mistake, note=""):
+    lines = [f"{where}: {problem}{note}"]
+    if mistake is not None:
+        lines.append(f"  misconception: {mistake.text} [misconception: {mistake.key}]")
+        lines.append(f"  read again: {mistake.where}")
+        lines.append(f"  hint: {mistake.hint}")
+    lines.append(f"  {again}")
+    return KernelCheckError("\n".join(lines), failure, mistake)
+
+
+def check_kernel(task, kernel, seed=None, cases=None, learner=None) -> list[TaskRun]:
+    """Check ``kernel`` on the task's cases (all by default, or the first ``cases``): safe,
+    correct, within every cost target.
 
     Returns the runs when all pass; raises :class:`KernelCheckError` with the first problem
-    otherwise. The seed defaults to a fixed value per task, so a failure can be reproduced with
-    ``run_task(task, kernel, seed=...)``, which the message quotes.
+    otherwise. The seed is ``seed``, else :func:`learner_seed` of ``learner``, else a fixed
+    value per task; case c uses seed + c, so a failure can be reproduced with
+    ``run_task(task, kernel, seed=..., case=...)``, which the message quotes.
     """
     task = get_task(task)
-    cases = check_int("cases", cases, min_value=1, max_value=5)
-    base = (sum(map(ord, task.name)) * 7919) if seed is None else check_int("seed", seed, min_value=0)
+    all_cases = task.cases
+    n = len(all_cases) if cases is None else min(check_int("cases", cases, min_value=1, max_value=8),
+                                                 len(all_cases))
+    if seed is not None:
+        base = check_int("seed", seed, min_value=0)
+    elif learner is not None:
+        base = learner_seed(task, learner)
+    else:
+        base = sum(map(ord, task.name)) * 7919
     fn = python_function(kernel)
     params = list(inspect.signature(fn).parameters)
     if len(params) != len(task.params):
         raise KernelCheckError(f"{task.name}: your kernel {fn.__name__}({', '.join(params)}) takes "
                                f"{len(params)} parameter(s), but the launch passes {len(task.params)}: "
-                               f"{task.signature}")
+                               f"{task.signature}", "crash", None)
     runs = []
-    for c in range(cases):
+    for c in range(n):
+        spec = all_cases[c]
         s = base + c
-        edge = c == 1 and task.edge_sizes is not None     # the second case: less than one block
-        again = (f"run_task({task.name!r}, kernel, seed={s}{', edge=True' if edge else ''}) "
-                 f"reruns this case")
+        again = f"run_task({task.name!r}, kernel, seed={s}{f', case={c}' if c else ''}) reruns this case"
         try:
-            run = run_task(task, kernel, seed=s, edge=edge)
+            run = run_task(task, kernel, seed=s, case=c)
         except KernelFault as exc:
-            sizes = _draw_sizes(task, np.random.default_rng(s), edge)
-            raise KernelCheckError(f"{task.name} at {_sizes_text(sizes)}: {exc}\n  {again}") from None
-        where = f"{task.name} at {_sizes_text(run.sizes)}"
-        if run.profile.problems:
-            p = run.profile.problems[0]
+            sizes = spec.sizes(np.random.default_rng(s))
+            failure = _fault_class(exc)
+            raise _fail(task, f"{task.name} at {_sizes_text(sizes)} ({spec.label})", str(exc), failure,
+                        again, _mistake(task, failure, spec)) from None
+        where = f"{task.name} at {_sizes_text(run.sizes)} ({spec.label})"
+        problems = list(run.profile.problems)
+        fresh = [o for o in task.outputs if o not in task.accumulates]
+        late = uninitialized_output_read(run.profile.trace, fresh) if fresh else None
+        if late is not None:
+            problems.append(late)
+        if problems:
+            p = problems[0]
+            failure, key = _problem_class(p)
             note = " (the output may still look right: the race is in the trace, not in luck)" \
                 if p.kind == "race" and run.correct else ""
-            raise KernelCheckError(f"{where}: {p.message}{note}\n  {again}")
+            mistake = task.mistakes.get(key) or task.mistakes.get(failure) or _DEFAULT_MISTAKES[key]
+            raise _fail(task, where, p.message, failure, again, mistake, note)
         wrong = _first_wrong(run)
         if wrong is not None:
-            name, idx, count, got, want = wrong
-            index = idx[0] if len(idx) == 1 else idx
-            raise KernelCheckError(
-                f"{where}: {name}[{index}] is {got:.6g}, expected {want:.6g} ({count} wrong element(s); "
-                f"{_writer_of(run, name, idx)})\n  {again}")
-        for target in task.targets:
+            name, idx, count, got, want, nonfinite = wrong
+            index = ", ".join(str(i) for i in idx)
+            failure = "numerics" if nonfinite or (spec.mistake is not None and c >= 2) else "wrong"
+            raise _fail(task, where, f"{name}[{index}] is {got:.6g}, expected {want:.6g} ({count} wrong "
+                        f"element(s); {_writer_of(run, name, idx)})", failure, again,
+                        _mistake(task, failure, spec))
+        for target in task.targets if c < 2 else ():       # adversarial cases: safety and values
             ok, got, lim = target.evaluate(run.profile, run.sizes)
             if not ok:
-                raise KernelCheckError(
-                    f"{where}: correct, but {'under' if target.at_least else 'over'} a cost target: "
-                    f"{target.what}; measured {target.format(got)}, "
-                    f"{'required' if target.at_least else 'allowed'} {target.format(lim)}\n  {again}")
+                why = f" ({target.why})" if target.why else ""
+                raise _fail(task, where, f"correct, but {'under' if target.at_least else 'over'} a cost "
+                            f"target: {target.what}{why}; measured {target.format(got)}, "
+                            f"{'required' if target.at_least else 'allowed'} {target.format(lim)}",
+                            "cost", again, _mistake(task, "cost", spec, target))
         runs.append(run)
     return runs
 

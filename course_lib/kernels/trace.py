@@ -47,7 +47,8 @@ __all__ = [
     "KernelFault", "OutOfBoundsError", "KernelStepLimit", "KernelCrash",
     "Launch", "Trace", "trace_launch", "python_function", "dim3",
     "READ", "WRITE", "ATOMIC", "GLOBAL", "SHARED",
-    "MAX_THREADS", "MAX_STEPS", "MAX_THREAD_STEPS", "WARP_SIZE",
+    "MAX_THREADS", "MAX_STEPS", "MAX_THREAD_STEPS", "WARP_SIZE", "WarpSyncError", "WARP_OPS",
+    "FULL_MASK",
 ]
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -88,6 +89,21 @@ class KernelStepLimit(KernelFault):
 
 class KernelCrash(KernelFault):
     """The kernel's own code raised an exception in one thread."""
+
+
+class WarpSyncError(KernelFault):
+    """A warp-level primitive whose lanes did not meet: a lane named by the mask never arrived
+    (it exited, waits at a barrier or at another primitive), a mask without the caller, or a
+    shuffle that reads a lane outside the mask (undefined on a GPU)."""
+
+
+#: The warp-level primitives the executor runs, with warp-synchronous semantics (CUDA C++
+#: Programming Guide, "Warp Shuffle Functions", "Warp Vote Functions", "__syncwarp"); the codes
+#: are the trace's ``warp_ops[:, 2]``.
+WARP_OPS = ("syncwarp", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+            "ballot_sync", "all_sync", "any_sync", "eq_sync", "activemask")
+FULL_MASK = 0xFFFFFFFF
+_SHUFFLES = frozenset(WARP_OPS[1:5])
 
 
 def dim3(name, value) -> tuple[int, int, int]:
@@ -197,6 +213,15 @@ class Trace:
     line_start: np.ndarray
     barriers: np.ndarray
     source_lines: dict = field(repr=False, default_factory=dict)   # line number -> source text
+    #: the barrier call site of each syncthreads each thread passed, in thread order then
+    #: program order (``barriers[t]`` entries per thread); a site is an index into ``barrier_sites``
+    barrier_site: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, np.int64))
+    barrier_sites: tuple = field(repr=False, default=())          # (line, source text) per site
+    #: one row per warp-level primitive a warp executed: (warp, line, op code in WARP_OPS, lanes)
+    warp_ops: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 4), np.int64))
+    #: per access row: full-warp synchronisations (syncwarp or a *_sync primitive over every lane
+    #: of the warp) its thread had passed before it; ``None`` when there were none
+    acc_warp_epoch: np.ndarray | None = field(repr=False, default=None)
 
     @property
     def n_threads(self) -> int:
@@ -210,7 +235,7 @@ class Trace:
 
     def describe_thread(self, tid: int) -> str:
         b, t = self.thread_coords(tid)
-        return f"thread {_fmt(t)} of block {_fmt(b)}"
+        return f"thread {_fmt(t, self.launch.block)} of block {_fmt(b, self.launch.grid)}"
 
     def line_text(self, line: int) -> str:
         """The source of a kernel line, without its comment."""
@@ -227,8 +252,14 @@ def _unravel(linear: int, shape: tuple) -> tuple:
     return (x, y, z)
 
 
-def _fmt(coords: tuple) -> str:
-    dims = 1 if coords[1:] == (0, 0) else (2 if coords[2] == 0 else 3)
+def _fmt(coords: tuple, shape: tuple | None = None) -> str:
+    """Coordinates as CUDA names them: one number for a 1D grid or block, (x, y) for 2D, (x, y, z)
+    for 3D. With ``shape`` (the launch's grid or block) its dimensions decide, so thread (31, 0)
+    of a 2D block reads (31, 0), not 31."""
+    if shape is not None:
+        dims = 3 if shape[2] > 1 else (2 if shape[1] > 1 else 1)
+    else:
+        dims = 1 if coords[1:] == (0, 0) else (2 if coords[2] == 0 else 3)
     return "(" + ", ".join(str(c) for c in coords[:dims]) + ")" if dims > 1 else str(coords[0])
 
 
@@ -239,7 +270,8 @@ def _fmt(coords: tuple) -> str:
 class _Thread:
     """One CUDA thread's coordinates and its record (plain lists: appends are cheapest)."""
 
-    __slots__ = ("tid", "blockIdx", "threadIdx", "thread_id", "lines", "acc", "epoch", "greenlet", "extra")
+    __slots__ = ("tid", "blockIdx", "threadIdx", "thread_id", "lines", "acc", "epoch", "greenlet", "extra",
+                 "bar_sites", "call", "resume", "wsync")
 
     def __init__(self, tid, block_idx, thread_idx, thread_linear):
         self.tid = tid
@@ -251,6 +283,10 @@ class _Thread:
         self.epoch = 0
         self.greenlet = None
         self.extra = 0         # lines of device functions and bytecodes of tight loops
+        self.bar_sites = []    # barrier call site of each syncthreads passed
+        self.call = None       # the warp primitive this thread waits at
+        self.resume = None     # what that primitive returns to it
+        self.wsync = []        # len(acc) at each full-warp synchronisation
 
 
 class _Run:
@@ -264,6 +300,11 @@ class _Run:
         self.arrays: list[ArrayInfo] = []
         self.aborting = False
         self.runner = None
+        self.sites = {}        # (code, line) of a syncthreads call -> site id
+        self.site_info = []    # site id -> (line, source text)
+        self.warp_ops = []     # (warp, line, op code, lanes) per executed warp primitive
+        self.threads_per_block = 1
+        self.launch = None
 
 
 _LOCK = threading.Lock()
@@ -273,7 +314,9 @@ _RUN: _Run | None = None
 def _where(thread: _Thread) -> str:
     t = (thread.threadIdx.x, thread.threadIdx.y, thread.threadIdx.z)
     b = (thread.blockIdx.x, thread.blockIdx.y, thread.blockIdx.z)
-    return f"thread {_fmt(t)} of block {_fmt(b)}"
+    launch = _RUN.launch if _RUN is not None and _RUN.launch is not None else None
+    return (f"thread {_fmt(t, launch.block if launch else None)} of block "
+            f"{_fmt(b, launch.grid if launch else None)}")
 
 
 def _line_note(thread: _Thread) -> str:
@@ -512,8 +555,56 @@ def _fake_module(grid, block, run: _Run, shared: _Shared):
 
         def syncthreads(self):
             thread = run.current
+            caller = sys._getframe(1)
+            key = (caller.f_code, caller.f_lineno)
+            site = run.sites.get(key)
+            if site is None:
+                site = run.sites[key] = len(run.site_info)
+                run.site_info.append((caller.f_lineno, linecache.getline(caller.f_code.co_filename,
+                                                                         caller.f_lineno).strip()))
+            thread.bar_sites.append(site)
             thread.epoch += 1
             run.runner.switch("barrier")
+
+        # --- warp-level primitives: the lanes named by the mask meet at the call
+        def syncwarp(self, mask=FULL_MASK):
+            return _warp_call(run, "syncwarp", mask)
+
+        def shfl_sync(self, mask, value, src_lane):
+            return _warp_call(run, "shfl_sync", mask, value, src_lane)
+
+        def shfl_up_sync(self, mask, value, delta):
+            return _warp_call(run, "shfl_up_sync", mask, value, delta)
+
+        def shfl_down_sync(self, mask, value, delta):
+            return _warp_call(run, "shfl_down_sync", mask, value, delta)
+
+        def shfl_xor_sync(self, mask, value, lane_mask):
+            return _warp_call(run, "shfl_xor_sync", mask, value, lane_mask)
+
+        def ballot_sync(self, mask, predicate):
+            return _warp_call(run, "ballot_sync", mask, predicate)
+
+        def all_sync(self, mask, predicate):
+            return _warp_call(run, "all_sync", mask, predicate)
+
+        def any_sync(self, mask, predicate):
+            return _warp_call(run, "any_sync", mask, predicate)
+
+        def eq_sync(self, mask, predicate):
+            return _warp_call(run, "eq_sync", mask, predicate)
+
+        def activemask(self):
+            return _warp_call(run, "activemask", None)
+
+        def lanemask_lt(self):
+            return (1 << (run.current.thread_id % WARP_SIZE)) - 1
+
+        def __getattr__(self, name):
+            if name.startswith("_"):
+                raise AttributeError(name)
+            raise KernelCrash(f"cuda.{name} is not supported by the course's tracer (it runs the "
+                              f"thread, block and warp primitives of lesson 09: {_SUPPORTED})")
 
         def syncthreads_count(self, val):
             raise KernelCrash("cuda.syncthreads_count is not supported by the course tracer; "
@@ -522,6 +613,166 @@ def _fake_module(grid, block, run: _Run, shared: _Shared):
         syncthreads_and = syncthreads_or = syncthreads_count
 
     return _Module(grid, block, 0)
+
+
+_SUPPORTED = ("grid, gridsize, threadIdx, blockIdx, blockDim, gridDim, laneid, shared.array, "
+              "local.array, syncthreads, atomic.*, " + ", ".join(WARP_OPS) + ", lanemask_lt, popc")
+
+
+class _WarpCall:
+    """One lane's arrival at a warp primitive: what it asks, and where."""
+
+    __slots__ = ("op", "mask", "value", "arg", "line", "acc_pos")
+
+    def __init__(self, op, mask, value, arg, line, acc_pos):
+        self.op, self.mask, self.value, self.arg, self.line, self.acc_pos = op, mask, value, arg, line, acc_pos
+
+
+def _warp_call(run, op, mask, value=None, arg=None):
+    """Park the current lane at ``op`` until every lane of its mask has arrived (the block's
+    scheduler resolves the group and resumes each lane with its result)."""
+    thread = run.current
+    caller = sys._getframe(2)
+    line = caller.f_lineno
+    if op != "activemask":
+        try:
+            mask = _index(mask)
+        except TypeError:
+            raise KernelCrash(f"{_where(thread)} at line {line}: cuda.{op}'s mask must be an integer "
+                              f"(such as 0xFFFFFFFF, every lane), got {type(mask).__name__} {mask!r}") from None
+        mask &= FULL_MASK
+        if op in _SHUFFLES:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise KernelCrash(f"{_where(thread)} at line {line}: cuda.{op} moves one 32- or 64-bit "
+                                  f"int or float, got {type(value).__name__} {value!r:.40}")
+            try:
+                arg = _index(arg)
+            except TypeError:
+                raise KernelCrash(f"{_where(thread)} at line {line}: cuda.{op}'s lane argument must be "
+                                  f"an integer, got {type(arg).__name__} {arg!r}") from None
+    thread.call = _WarpCall(op, mask, value, arg, line, len(thread.acc))
+    run.runner.switch("warp")
+    result, thread.resume = thread.resume, None
+    return result
+
+
+def _lanes(mask) -> list:
+    return [lane for lane in range(WARP_SIZE) if mask >> lane & 1]
+
+
+def _lane_list(lanes) -> str:
+    lanes = list(lanes)
+    return ", ".join(str(x) for x in lanes[:8]) + (f" and {len(lanes) - 8} more" if len(lanes) > 8 else "")
+
+
+def _resolve_warps(run, block_threads, waiting, at_barrier):
+    """Resume every group of lanes whose mask has fully arrived at one primitive. Returns the
+    resumed threads (in thread order); raises :class:`WarpSyncError` when nothing can move and
+    a lane waits for one that will never come."""
+    by_warp = {}
+    for th in waiting:
+        by_warp.setdefault(th.thread_id // WARP_SIZE, {})[th.thread_id % WARP_SIZE] = th
+    resumed = []
+    for w, lanes in by_warp.items():
+        for lane, th in sorted(lanes.items()):
+            call = th.call
+            if call is None:
+                continue
+            if call.op == "activemask":
+                # The lanes that reached this activemask together are the converged, active ones.
+                group = {l: t for l, t in lanes.items() if t.call is not None and t.call.op == "activemask"
+                         and t.call.line == call.line}
+                _finish(run, w, call, group, {l: sum(1 << x for x in group) for l in group})
+                resumed.extend(group.values())
+                continue
+            if not call.mask >> lane & 1:
+                raise WarpSyncError(f"{_where(th)} called cuda.{call.op} at line {call.line} with mask "
+                                    f"{call.mask:#010x}, which does not include its own lane {lane}: "
+                                    f"every calling lane must be in the mask")
+            need = _lanes(call.mask)
+            if all(l in lanes and lanes[l].call is not None and lanes[l].call.op == call.op
+                   and lanes[l].call.mask == call.mask for l in need):
+                group = {l: lanes[l] for l in need}
+                _finish(run, w, call, group, _warp_results(call.op, group))
+                resumed.extend(group.values())
+    if resumed:
+        return sorted(resumed, key=lambda t: t.tid)
+    # Nothing can move: name the lanes the first waiting lane waits for.
+    th = min(waiting, key=lambda t: t.tid)
+    call, lane = th.call, th.thread_id % WARP_SIZE
+    warp_first = th.thread_id - lane
+    by_lane = {t.thread_id - warp_first: t for t in block_threads if 0 <= t.thread_id - warp_first < WARP_SIZE}
+    barrier_ids = {id(t) for t in at_barrier}
+    missing = []
+    for l in _lanes(call.mask):
+        other = by_lane.get(l)
+        if other is None:
+            missing.append((l, "does not exist (the block's last warp is partial)"))
+        elif other.greenlet.dead:
+            missing.append((l, "has exited"))
+        elif id(other) in barrier_ids:
+            missing.append((l, f"waits at cuda.syncthreads (line {other.lines[-1] if other.lines else '?'})"))
+        elif other.call is not None and (other.call.op != call.op or other.call.mask != call.mask):
+            missing.append((l, f"waits at cuda.{other.call.op} (line {other.call.line}, mask "
+                               f"{other.call.mask if other.call.mask is not None else 0:#010x})"))
+    groups = {}
+    for l, why in missing:
+        groups.setdefault(why, []).append(l)
+    detail = "; ".join(f"lane{'s' if len(ls) > 1 else ''} {_lane_list(ls)} {why}" for why, ls in groups.items())
+    raise WarpSyncError(f"{_where(th)} waits at cuda.{call.op} (line {call.line}, mask {call.mask:#010x}) "
+                        f"for lanes that never arrive: {detail or 'the lanes of its mask'}. Every lane named "
+                        f"by the mask must reach the same primitive with the same mask")
+
+
+def _warp_results(op, group) -> dict:
+    if op == "syncwarp":
+        return {l: None for l in group}
+    if op in _SHUFFLES:
+        out = {}
+        for lane, th in group.items():
+            b = th.call.arg & (WARP_SIZE - 1)       # PTX shfl.sync: the lane operand's low 5 bits
+            if op == "shfl_sync":
+                src = b
+            elif op == "shfl_up_sync":
+                src = lane - b if lane - b >= 0 else lane              # below lane 0: its own value
+            elif op == "shfl_down_sync":
+                src = lane + b if lane + b < WARP_SIZE else lane       # past lane 31: its own value
+            else:
+                src = lane ^ b
+            if src not in group:
+                raise WarpSyncError(f"{_where(th)} at line {th.call.line}: cuda.{op} reads lane {src}, "
+                                    f"which is not in the mask {th.call.mask:#010x}: on a GPU the value "
+                                    f"is undefined")
+            out[lane] = group[src].call.value
+        return out
+    preds = {l: bool(t.call.value) for l, t in group.items()}
+    if op == "ballot_sync":
+        bits = sum(1 << l for l, p in preds.items() if p)
+        bits = bits - (1 << 32) if bits >= 1 << 31 else bits     # numba returns a signed 32-bit int
+        return {l: bits for l in group}
+    if op == "all_sync":
+        v = all(preds.values())
+    elif op == "any_sync":
+        v = any(preds.values())
+    else:
+        v = len(set(preds.values())) == 1
+    return {l: v for l in group}
+
+
+def _finish(run, warp_in_block, call, group, results):
+    """Hand each lane of a met group its result; record one warp instruction for the profile."""
+    first = min(group.values(), key=lambda t: t.tid)
+    tpb = run.threads_per_block
+    block = first.tid // tpb
+    lanes_in_warp = min(WARP_SIZE, tpb - warp_in_block * WARP_SIZE)
+    run.warp_ops.append((block * (-(-tpb // WARP_SIZE)) + warp_in_block, call.line,
+                         WARP_OPS.index(call.op), len(group)))
+    whole = len(group) == lanes_in_warp and call.op != "activemask"
+    for lane, th in group.items():
+        th.resume = results[lane]
+        th.call = None
+        if whole:                       # a full-warp meeting orders the lanes' memory accesses
+            th.wsync.append(len(th.acc))
 
 
 _ATOMIC = _Atomic()
@@ -700,6 +951,8 @@ def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_c
     threads = []
     old_trace = sys.gettrace()
     run.runner = getcurrent()
+    run.threads_per_block = tpb
+    run.launch = launch
     sys.settrace(tracer)
     try:
         for b_lin, (bzi, byi, bxi) in enumerate(itertools.product(range(gz), range(gy), range(gx))):
@@ -713,13 +966,15 @@ def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_c
                 block_threads.append(th)
             threads.extend(block_threads)
             with swapped_cuda_module(fn, module), _device_function_context(module):
-                live = block_threads
-                while live:
-                    waiting = []
-                    for th in live:
+                # Each runnable thread runs, in thread order, until it reaches a barrier, a warp
+                # primitive or its end. Warp groups whose lanes have all arrived resume first;
+                # when none is left, the barrier opens for the whole block.
+                runnable, at_barrier, at_warp = block_threads, [], []
+                while runnable:
+                    for th in runnable:
                         run.current = th
                         try:
-                            th.greenlet.switch()
+                            tag = th.greenlet.switch()
                         except (KernelFault, NotImplementedError):
                             raise                  # an untouched exercise stub reads as one
                         except Exception as exc:
@@ -727,9 +982,15 @@ def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_c
                                               f"{type(exc).__name__}: {exc}") from exc
                         finally:
                             run.current = None
-                        if not th.greenlet.dead:
-                            waiting.append(th)
-                    live = waiting
+                        if th.greenlet.dead:
+                            continue
+                        (at_warp if tag == "warp" else at_barrier).append(th)
+                    if at_warp:
+                        runnable = _resolve_warps(run, block_threads, at_warp, at_barrier)
+                        met = {id(t) for t in runnable}
+                        at_warp = [t for t in at_warp if id(t) not in met]
+                    else:
+                        runnable, at_barrier = at_barrier, []
     finally:
         sys.settrace(old_trace)
     return threads
@@ -766,6 +1027,21 @@ def _collect(fn, launch, run, threads) -> Trace:
         source = {first + i: s.rstrip("\n") for i, s in enumerate(src)}
     except (OSError, TypeError):
         source = {}
+    bar_site = np.fromiter(itertools.chain.from_iterable(t.bar_sites for t in threads), dtype=np.int64)
+    warp_ops = np.array(run.warp_ops, dtype=np.int64).reshape(-1, 4)
+    warp_epoch = None
+    if any(t.wsync for t in threads):
+        # Per access row: the full-warp meetings its thread had passed before it.
+        warp_epoch = np.zeros(n_acc, np.int64)
+        pos = 0
+        for t in threads:
+            n = len(t.acc)
+            if t.wsync and n:
+                rows = np.arange(n)
+                syncs = np.asarray(t.wsync, np.int64)
+                warp_epoch[pos:pos + n] = np.searchsorted(syncs, rows, side="right")
+            pos += n
     return Trace(fn.__name__, launch, tuple(run.arrays),
                  acc[:, 0], acc[:, 1], acc[:, 2], acc[:, 3], acc[:, 4], acc[:, 5],
-                 line_no, line_start, np.array([t.epoch for t in threads], dtype=np.int64), source)
+                 line_no, line_start, np.array([t.epoch for t in threads], dtype=np.int64), source,
+                 bar_site, tuple(run.site_info), warp_ops, warp_epoch)
