@@ -479,3 +479,687 @@ ONCE_PASSED = {
     "block_sum_barrier_per_branch": ("block_sum", block_sum_barrier_per_branch_kernel, "barrier", "different syncthreads"),
     "copy_accumulate": ("copy", copy_accumulate_kernel, "uninitialized", "before"),
 }
+
+
+# ----------------------------------------------------------------------------- issue 23: design puzzles
+
+from course_lib.kernels.puzzles import MICRO, NBINS, RADIUS, RMS_EPS, RT_K, RT_THREADS, TAPS  # noqa: E402
+from course_lib.kernels.trace import FULL_MASK  # noqa: E402
+
+
+@cuda.jit
+def histogram_kernel(x, bins):
+    h = cuda.shared.array(NBINS, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if t < NBINS:
+        h[t] = 0
+    cuda.syncthreads()
+    if i < x.size:
+        cuda.atomic.add(h, x[i], 1)
+    cuda.syncthreads()
+    if t < NBINS:
+        cuda.atomic.add(bins, t, h[t])
+
+
+@cuda.jit
+def histogram_global_atomics_kernel(x, bins):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(bins, x[i], 1)
+
+
+@cuda.jit
+def histogram_no_zero_kernel(x, bins):
+    h = cuda.shared.array(NBINS, np.int32)          # never cleared: starts as garbage
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(h, x[i], 1)
+    cuda.syncthreads()
+    if t < NBINS:
+        cuda.atomic.add(bins, t, h[t])
+
+
+@cuda.jit
+def histogram_no_sync_kernel(x, bins):
+    h = cuda.shared.array(NBINS, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if t < NBINS:
+        h[t] = 0
+    cuda.syncthreads()
+    if i < x.size:
+        cuda.atomic.add(h, x[i], 1)
+    if t < NBINS:                                   # merges before the other warps have counted
+        cuda.atomic.add(bins, t, h[t])
+
+
+@cuda.jit
+def histogram_unguarded_kernel(x, bins):
+    h = cuda.shared.array(NBINS, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if t < NBINS:
+        h[t] = 0
+    cuda.syncthreads()
+    cuda.atomic.add(h, x[i], 1)                     # the last block's extra threads read past x
+    cuda.syncthreads()
+    if t < NBINS:
+        cuda.atomic.add(bins, t, h[t])
+
+
+@cuda.jit
+def scan_block_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def scan_block_one_barrier_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        if t >= d:
+            s[t] += s[t - d]                        # thread t - d may already have added
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def scan_block_exclusive_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i - 1] if 0 < t and i - 1 < x.size else 0     # shifted by one: exclusive
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def scan_block_unguarded_store_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    out[i] = s[t]                                   # the last block's extra threads write past out
+
+
+@cuda.jit
+def scan_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    carry = 0
+    for base in range(0, x.size, BLOCK):
+        i = base + t
+        s[t] = x[i] if i < x.size else 0
+        cuda.syncthreads()
+        d = 1
+        while d < BLOCK:
+            v = s[t - d] if t >= d else 0
+            cuda.syncthreads()
+            s[t] += v
+            cuda.syncthreads()
+            d *= 2
+        if i < x.size:
+            out[i] = s[t] + carry
+        carry += s[BLOCK - 1]
+        cuda.syncthreads()                          # every thread has read s[BLOCK - 1] before reuse
+
+
+@cuda.jit
+def scan_no_carry_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    for base in range(0, x.size, BLOCK):
+        i = base + t
+        s[t] = x[i] if i < x.size else 0
+        cuda.syncthreads()
+        d = 1
+        while d < BLOCK:
+            v = s[t - d] if t >= d else 0
+            cuda.syncthreads()
+            s[t] += v
+            cuda.syncthreads()
+            d *= 2
+        if i < x.size:
+            out[i] = s[t]
+        cuda.syncthreads()
+
+
+@cuda.jit
+def scan_carry_race_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    carry = 0
+    for base in range(0, x.size, BLOCK):
+        i = base + t
+        s[t] = x[i] if i < x.size else 0            # the next tile overwrites s before all read it
+        cuda.syncthreads()
+        d = 1
+        while d < BLOCK:
+            v = s[t - d] if t >= d else 0
+            cuda.syncthreads()
+            s[t] += v
+            cuda.syncthreads()
+            d *= 2
+        if i < x.size:
+            out[i] = s[t] + carry
+        carry += s[BLOCK - 1]
+
+
+@cuda.jit
+def scan_one_tile_kernel(x, out):
+    # Scans the first tile only: right below BLOCK elements, wrong past it.
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    s[t] = x[t] if t < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if t < x.size:
+        out[t] = s[t]
+
+
+@cuda.jit
+def warp_sum_kernel(a, out):
+    i = cuda.grid(1)
+    v = a[i] if i < a.size else 0.0
+    d = 16
+    while d > 0:
+        v += cuda.shfl_down_sync(FULL_MASK, v, d)
+        d //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, v)
+
+
+@cuda.jit
+def warp_sum_guarded_shuffle_kernel(a, out):
+    i = cuda.grid(1)
+    if i < a.size:                                  # lanes past the end never reach the shuffle
+        v = a[i]
+        d = 16
+        while d > 0:
+            v += cuda.shfl_down_sync(FULL_MASK, v, d)
+            d //= 2
+        if cuda.laneid == 0:
+            cuda.atomic.add(out, 0, v)
+
+
+@cuda.jit
+def warp_sum_shfl_up_kernel(a, out):
+    i = cuda.grid(1)
+    v = a[i] if i < a.size else 0.0
+    d = 16
+    while d > 0:
+        v += cuda.shfl_up_sync(FULL_MASK, v, d)     # the total gathers in lane 31, not lane 0
+        d //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, v)
+
+
+@cuda.jit
+def warp_sum_shared_kernel(a, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else 0.0
+    cuda.syncthreads()
+    if t % 32 == 0:
+        v = 0.0
+        for j in range(32):
+            v += s[t + j]
+        cuda.atomic.add(out, 0, v)
+
+
+@cuda.jit
+def matmul_register_kernel(a, b, out):
+    sa = cuda.shared.array((TILE, RT_K), np.float32)
+    sb = cuda.shared.array((RT_K, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    i0 = cuda.blockIdx.y * TILE + ty                # rows i0 and i0 + RT_THREADS
+    j0 = cuda.blockIdx.x * TILE + tx                # columns j0 and j0 + RT_THREADS
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    c00 = c01 = c10 = c11 = 0.0
+    for k0 in range(0, k, RT_K):
+        for r in range(MICRO):
+            i = i0 + r * RT_THREADS
+            sa[ty + r * RT_THREADS, tx] = a[i, k0 + tx] if i < m and k0 + tx < k else 0.0
+            j = j0 + r * RT_THREADS
+            sb[ty, tx + r * RT_THREADS] = b[k0 + ty, j] if k0 + ty < k and j < n else 0.0
+        cuda.syncthreads()
+        for p in range(RT_K):
+            a0, a1 = sa[ty, p], sa[ty + RT_THREADS, p]
+            b0, b1 = sb[p, tx], sb[p, tx + RT_THREADS]
+            c00 += a0 * b0
+            c01 += a0 * b1
+            c10 += a1 * b0
+            c11 += a1 * b1
+        cuda.syncthreads()
+    i1, j1 = i0 + RT_THREADS, j0 + RT_THREADS
+    if i0 < m and j0 < n:
+        out[i0, j0] = c00
+    if i0 < m and j1 < n:
+        out[i0, j1] = c01
+    if i1 < m and j0 < n:
+        out[i1, j0] = c10
+    if i1 < m and j1 < n:
+        out[i1, j1] = c11
+
+
+@cuda.jit
+def matmul_register_shared_reads_kernel(a, b, out):
+    # The micro-tile, but every product reads its operands from shared memory again.
+    sa = cuda.shared.array((TILE, RT_K), np.float32)
+    sb = cuda.shared.array((RT_K, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    i0 = cuda.blockIdx.y * TILE + ty
+    j0 = cuda.blockIdx.x * TILE + tx
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    c00 = c01 = c10 = c11 = 0.0
+    for k0 in range(0, k, RT_K):
+        for r in range(MICRO):
+            i = i0 + r * RT_THREADS
+            sa[ty + r * RT_THREADS, tx] = a[i, k0 + tx] if i < m and k0 + tx < k else 0.0
+            j = j0 + r * RT_THREADS
+            sb[ty, tx + r * RT_THREADS] = b[k0 + ty, j] if k0 + ty < k and j < n else 0.0
+        cuda.syncthreads()
+        for p in range(RT_K):
+            c00 += sa[ty, p] * sb[p, tx]
+            c01 += sa[ty, p] * sb[p, tx + RT_THREADS]
+            c10 += sa[ty + RT_THREADS, p] * sb[p, tx]
+            c11 += sa[ty + RT_THREADS, p] * sb[p, tx + RT_THREADS]
+        cuda.syncthreads()
+    i1, j1 = i0 + RT_THREADS, j0 + RT_THREADS
+    if i0 < m and j0 < n:
+        out[i0, j0] = c00
+    if i0 < m and j1 < n:
+        out[i0, j1] = c01
+    if i1 < m and j0 < n:
+        out[i1, j0] = c10
+    if i1 < m and j1 < n:
+        out[i1, j1] = c11
+
+
+@cuda.jit
+def matmul_register_one_barrier_kernel(a, b, out):
+    sa = cuda.shared.array((TILE, RT_K), np.float32)
+    sb = cuda.shared.array((RT_K, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    i0 = cuda.blockIdx.y * TILE + ty
+    j0 = cuda.blockIdx.x * TILE + tx
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    c00 = c01 = c10 = c11 = 0.0
+    for k0 in range(0, k, RT_K):
+        for r in range(MICRO):
+            i = i0 + r * RT_THREADS
+            sa[ty + r * RT_THREADS, tx] = a[i, k0 + tx] if i < m and k0 + tx < k else 0.0
+            j = j0 + r * RT_THREADS
+            sb[ty, tx + r * RT_THREADS] = b[k0 + ty, j] if k0 + ty < k and j < n else 0.0
+        cuda.syncthreads()
+        for p in range(RT_K):
+            a0, a1 = sa[ty, p], sa[ty + RT_THREADS, p]
+            b0, b1 = sb[p, tx], sb[p, tx + RT_THREADS]
+            c00 += a0 * b0
+            c01 += a0 * b1
+            c10 += a1 * b0
+            c11 += a1 * b1
+    i1, j1 = i0 + RT_THREADS, j0 + RT_THREADS
+    if i0 < m and j0 < n:
+        out[i0, j0] = c00
+    if i0 < m and j1 < n:
+        out[i0, j1] = c01
+    if i1 < m and j0 < n:
+        out[i1, j0] = c10
+    if i1 < m and j1 < n:
+        out[i1, j1] = c11
+
+
+@cuda.jit
+def matmul_register_unguarded_kernel(a, b, out):
+    sa = cuda.shared.array((TILE, RT_K), np.float32)
+    sb = cuda.shared.array((RT_K, TILE), np.float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    i0 = cuda.blockIdx.y * TILE + ty
+    j0 = cuda.blockIdx.x * TILE + tx
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    c00 = c01 = c10 = c11 = 0.0
+    for k0 in range(0, k, RT_K):
+        for r in range(MICRO):
+            sa[ty + r * RT_THREADS, tx] = a[i0 + r * RT_THREADS, k0 + tx]     # no guard: edge tiles
+            sb[ty, tx + r * RT_THREADS] = b[k0 + ty, j0 + r * RT_THREADS]
+        cuda.syncthreads()
+        for p in range(RT_K):
+            a0, a1 = sa[ty, p], sa[ty + RT_THREADS, p]
+            b0, b1 = sb[p, tx], sb[p, tx + RT_THREADS]
+            c00 += a0 * b0
+            c01 += a0 * b1
+            c10 += a1 * b0
+            c11 += a1 * b1
+        cuda.syncthreads()
+    out[i0, j0] = c00
+    out[i0, j0 + RT_THREADS] = c01
+    out[i0 + RT_THREADS, j0] = c10
+    out[i0 + RT_THREADS, j0 + RT_THREADS] = c11
+
+
+@cuda.jit
+def int8_gemv_kernel(w, w_scale, x, x_scale, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0
+    if r < w.shape[0]:
+        for c in range(lane, w.shape[1], 32):
+            acc += w[r, c] * x[c]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < w.shape[0]:
+        y[r] = acc * (w_scale[r] * x_scale[0])
+
+
+@cuda.jit
+def int8_gemv_thread_per_row_kernel(w, w_scale, x, x_scale, y):
+    r = cuda.grid(1)
+    if r < w.shape[0]:
+        acc = 0
+        for c in range(w.shape[1]):
+            acc += w[r, c] * x[c]
+        y[r] = acc * (w_scale[r] * x_scale[0])
+
+
+@cuda.jit
+def int8_gemv_no_x_scale_kernel(w, w_scale, x, x_scale, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0
+    if r < w.shape[0]:
+        for c in range(lane, w.shape[1], 32):
+            acc += w[r, c] * x[c]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < w.shape[0]:
+        y[r] = acc * w_scale[r]                     # the activations' scale forgotten
+
+
+@cuda.jit
+def int8_gemv_unguarded_lane_kernel(w, w_scale, x, x_scale, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0
+    if r < w.shape[0]:
+        acc = w[r, lane] * x[lane]                  # assumes at least 32 columns
+        for c in range(lane + 32, w.shape[1], 32):
+            acc += w[r, c] * x[c]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < w.shape[0]:
+        y[r] = acc * (w_scale[r] * x_scale[0])
+
+
+def _rms_kernel(eps_inside=True, divide_by_cols=True, three_passes=False):
+    @cuda.jit
+    def rmsnorm(x, g, out):
+        s = cuda.shared.array(BLOCK, np.float32)
+        r = cuda.blockIdx.x
+        t = cuda.threadIdx.x
+        cols = x.shape[1]
+        acc = 0.0
+        for c in range(t, cols, BLOCK):
+            acc += x[r, c] * x[r, c] if three_passes else x[r, c] ** 2
+        s[t] = acc
+        cuda.syncthreads()
+        stride = BLOCK // 2
+        while stride > 0:
+            if t < stride:
+                s[t] += s[t + stride]
+            cuda.syncthreads()
+            stride //= 2
+        mean = s[0] / cols if divide_by_cols else s[0]
+        scale = 1.0 / math.sqrt(mean + RMS_EPS) if eps_inside else 1.0 / math.sqrt(mean)
+        for c in range(t, cols, BLOCK):
+            out[r, c] = x[r, c] * scale * g[c]
+    return rmsnorm
+
+
+rmsnorm_kernel = _rms_kernel()
+rmsnorm_no_eps_kernel = _rms_kernel(eps_inside=False)
+rmsnorm_sum_not_mean_kernel = _rms_kernel(divide_by_cols=False)
+rmsnorm_three_reads_kernel = _rms_kernel(three_passes=True)
+
+
+@cuda.jit
+def spmv_csr_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0.0
+    if r < y.size:
+        for j in range(indptr[r] + lane, indptr[r + 1], 32):
+            acc += data[j] * x[indices[j]]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < y.size:
+        y[r] = acc
+
+
+@cuda.jit
+def spmv_scalar_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1)
+    if r < y.size:
+        acc = 0.0
+        for j in range(indptr[r], indptr[r + 1]):
+            acc += data[j] * x[indices[j]]
+        y[r] = acc
+
+
+@cuda.jit
+def spmv_skip_empty_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0.0
+    if r < y.size:
+        for j in range(indptr[r] + lane, indptr[r + 1], 32):
+            acc += data[j] * x[indices[j]]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < y.size and indptr[r + 1] > indptr[r]:    # empty rows never written
+        y[r] = acc
+
+
+@cuda.jit
+def spmv_inclusive_end_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0.0
+    if r < y.size:
+        for j in range(indptr[r] + lane, indptr[r + 1] + 1, 32):   # one past the row's end
+            acc += data[j] * x[indices[j]]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < y.size:
+        y[r] = acc
+
+
+@cuda.jit
+def conv1d_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        left = i - RADIUS
+        tile[t] = x[left] if left >= 0 and left < n else 0.0
+        right = cuda.blockIdx.x * BLOCK + BLOCK + t
+        tile[t + BLOCK + RADIUS] = x[right] if right < n else 0.0
+    cuda.syncthreads()
+    if i < n:
+        acc = 0.0
+        for j in range(TAPS):
+            acc += w[j] * tile[t + j]
+        y[i] = acc
+
+
+@cuda.jit
+def conv1d_direct_kernel(x, w, y):
+    i = cuda.grid(1)
+    n = x.size
+    if i < n:
+        acc = 0.0
+        for j in range(TAPS):
+            p = i + j - RADIUS
+            if 0 <= p < n:
+                acc += w[j] * x[p]
+        y[i] = acc
+
+
+@cuda.jit
+def conv1d_halo_unguarded_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        tile[t] = x[i - RADIUS]                     # block 0's left halo is x[-3 .. -1]
+        right = cuda.blockIdx.x * BLOCK + BLOCK + t
+        tile[t + BLOCK + RADIUS] = x[right] if right < n else 0.0
+    cuda.syncthreads()
+    if i < n:
+        acc = 0.0
+        for j in range(TAPS):
+            acc += w[j] * tile[t + j]
+        y[i] = acc
+
+
+@cuda.jit
+def conv1d_no_sync_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        left = i - RADIUS
+        tile[t] = x[left] if left >= 0 and left < n else 0.0
+        right = cuda.blockIdx.x * BLOCK + BLOCK + t
+        tile[t + BLOCK + RADIUS] = x[right] if right < n else 0.0
+    if i < n:
+        acc = 0.0
+        for j in range(TAPS):
+            acc += w[j] * tile[t + j]
+        y[i] = acc
+
+
+@cuda.jit
+def conv1d_left_halo_only_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        left = i - RADIUS
+        tile[t] = x[left] if left >= 0 and left < n else 0.0
+        tile[t + BLOCK + RADIUS] = 0.0              # the right halo taken as zeros
+    cuda.syncthreads()
+    if i < n:
+        acc = 0.0
+        for j in range(TAPS):
+            acc += w[j] * tile[t + j]
+        y[i] = acc
+
+
+GOOD.update({
+    "histogram": histogram_kernel, "scan_block": scan_block_kernel, "scan": scan_kernel,
+    "warp_sum": warp_sum_kernel, "matmul_register": matmul_register_kernel,
+    "int8_gemv": int8_gemv_kernel, "rmsnorm": rmsnorm_kernel, "spmv_csr": spmv_csr_kernel,
+    "conv1d": conv1d_kernel,
+})
+
+#: Broken variants of the design puzzles: variant -> (task, kernel, failure class, words in the message).
+PUZZLE_BROKEN = {
+    "histogram_global_atomics": ("histogram", histogram_global_atomics_kernel, "cost", "global atomics at most"),
+    "histogram_no_zero": ("histogram", histogram_no_zero_kernel, "uninitialized", "uninitialized shared memory"),
+    "histogram_no_sync": ("histogram", histogram_no_sync_kernel, "race", "shared-memory race"),
+    "histogram_unguarded": ("histogram", histogram_unguarded_kernel, "out of bounds", "out of bounds"),
+    "scan_block_one_barrier": ("scan_block", scan_block_one_barrier_kernel, "race", "shared-memory race"),
+    "scan_block_exclusive": ("scan_block", scan_block_exclusive_kernel, "wrong", "inclusive"),
+    "scan_block_unguarded_store": ("scan_block", scan_block_unguarded_store_kernel, "out of bounds", "out of bounds"),
+    "scan_no_carry": ("scan", scan_no_carry_kernel, "wrong", "carried"),
+    "scan_carry_race": ("scan", scan_carry_race_kernel, "race", "shared-memory race"),
+    "scan_one_tile": ("scan", scan_one_tile_kernel, "wrong", "carried"),
+    "scan_block_kernel_for_scan": ("scan", scan_block_kernel, "wrong", "carried"),
+    "warp_sum_guarded_shuffle": ("warp_sum", warp_sum_guarded_shuffle_kernel, "warp sync", "never arrive"),
+    "warp_sum_shfl_up": ("warp_sum", warp_sum_shfl_up_kernel, "wrong", "expected"),
+    "warp_sum_shared": ("warp_sum", warp_sum_shared_kernel, "cost", "no shared-memory accesses"),
+    "warp_sum_atomic_per_lane": ("warp_sum", dot_atomic_per_thread_kernel, "crash", "takes 3 parameter"),
+    "matmul_register_shared_reads": ("matmul_register", matmul_register_shared_reads_kernel, "cost",
+                                     "shared reads at most one per multiply-add"),
+    "matmul_register_one_barrier": ("matmul_register", matmul_register_one_barrier_kernel, "race", "race"),
+    "matmul_register_unguarded": ("matmul_register", matmul_register_unguarded_kernel, "out of bounds", "out of bounds"),
+    "matmul_register_plain_tiled": ("matmul_register", matmul_tiled_kernel, "uninitialized", "ever wrote it"),
+    "int8_gemv_thread_per_row": ("int8_gemv", int8_gemv_thread_per_row_kernel, "cost", "sectors per warp request"),
+    "int8_gemv_no_x_scale": ("int8_gemv", int8_gemv_no_x_scale_kernel, "wrong", "expected"),
+    "int8_gemv_unguarded_lane": ("int8_gemv", int8_gemv_unguarded_lane_kernel, "out of bounds", "out of bounds"),
+    "rmsnorm_no_eps": ("rmsnorm", rmsnorm_no_eps_kernel, "numerics", "eps"),
+    "rmsnorm_sum_not_mean": ("rmsnorm", rmsnorm_sum_not_mean_kernel, "wrong", "expected"),
+    "rmsnorm_three_reads": ("rmsnorm", rmsnorm_three_reads_kernel, "cost", "global loads at most three"),
+    "spmv_scalar": ("spmv_csr", spmv_scalar_kernel, "cost", "SIMT efficiency"),
+    "spmv_skip_empty": ("spmv_csr", spmv_skip_empty_kernel, "wrong", "empty"),
+    "spmv_inclusive_end": ("spmv_csr", spmv_inclusive_end_kernel, "out of bounds", "out of bounds"),
+    "conv1d_direct": ("conv1d", conv1d_direct_kernel, "cost", "global loads at most"),
+    "conv1d_halo_unguarded": ("conv1d", conv1d_halo_unguarded_kernel, "out of bounds", "zeros past both ends"),
+    "conv1d_no_sync": ("conv1d", conv1d_no_sync_kernel, "race", "shared-memory race"),
+    "conv1d_left_halo_only": ("conv1d", conv1d_left_halo_only_kernel, "wrong", "expected"),
+}

@@ -266,3 +266,29 @@ def test_an_unsupported_primitive_says_so_in_one_line():
         _lanes_of(k)
     msg = str(err.value)
     assert "cuda.match_any_sync is not supported" in msg and "\n" not in msg
+
+
+# ----------------------------------------------------------------------------- design puzzles
+
+from course_lib.kernels.puzzles import PUZZLES  # noqa: E402
+from kernel_solutions import PUZZLE_BROKEN  # noqa: E402
+
+
+def test_at_least_eight_puzzles_each_with_three_broken_variants_one_numeric_or_edge():
+    assert len(PUZZLES) >= 8
+    for task in PUZZLES:
+        variants = [v for v in PUZZLE_BROKEN.values() if v[0] == task]
+        assert len(variants) >= 3, task
+        assert any(f in ("numerics", "out of bounds", "warp sync", "uninitialized") or "edge" in f
+                   for _, _, f, _ in variants) or task in ("scan",), task
+
+
+@pytest.mark.parametrize("variant", sorted(PUZZLE_BROKEN))
+def test_broken_puzzle_kernel_fails_naming_the_problem(variant):
+    task, kernel, failure, words = PUZZLE_BROKEN[variant]
+    with pytest.raises(KernelCheckError) as err:
+        check_kernel(task, kernel)
+    msg = str(err.value)
+    assert err.value.failure == failure and words in msg, msg
+    if failure != "crash":
+        assert "read again: Lesson 09, section '" in msg and "run_task(" in msg

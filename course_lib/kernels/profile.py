@@ -191,6 +191,15 @@ class KernelProfile:
         return self._sum("accesses", "shared")
 
     @property
+    def shared_loads(self) -> int:
+        """Thread-level shared-memory reads."""
+        return self._sum("accesses", "shared", "load")
+
+    @property
+    def shared_stores(self) -> int:
+        return self._sum("accesses", "shared", "store")
+
+    @property
     def shared_requests(self) -> int:
         return self._sum("requests", "shared")
 

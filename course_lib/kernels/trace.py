@@ -329,7 +329,7 @@ def _line_note(thread: _Thread) -> str:
 class TracedArray:
     """A global or shared array as a kernel sees it: element access checked and recorded."""
 
-    __slots__ = ("_data", "_view", "_aid", "_name", "shape", "ndim", "size", "dtype", "_strides")
+    __slots__ = ("_data", "_view", "_aid", "_name", "shape", "ndim", "size", "dtype", "_strides", "_pyint")
 
     def __init__(self, data: np.ndarray, aid: int, name: str):
         self._data = data
@@ -346,6 +346,9 @@ class TracedArray:
             strides.append(acc)
             acc *= dim
         self._strides = tuple(reversed(strides))
+        # numba computes with integers narrower than 64 bits as int64 (int8 * int8 does not wrap),
+        # where NumPy's scalars would wrap: such elements are read as Python ints.
+        self._pyint = data.dtype.kind in "iu" and data.dtype.itemsize < 8
 
     def __len__(self):
         return self.shape[0]
@@ -421,7 +424,8 @@ class TracedArray:
         if th is not None:
             th.acc.append((self._aid, flat, READ, th.epoch, len(th.lines) - 1))
         view = self._view                  # _get, inlined: this runs for every element a kernel reads
-        return view[flat] if view is not None else self._get(flat)
+        value = view[flat] if view is not None else self._get(flat)
+        return int(value) if self._pyint else value
 
     def __setitem__(self, idx, value):
         flat = self._flat(idx)
