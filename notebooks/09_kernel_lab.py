@@ -42,7 +42,7 @@ from course_lib.kernels import cuda, gpu_present, simulator_selected
 from course_lib.kernels.profile import ASSUMED_REGISTERS, predict_time, profile_trace, warp_lane_timeline
 from course_lib.kernels.tasks import (BLOCK, BLOCK_2D, TILE, TILE_T, KernelCheckError, check_kernel,
                                       predict_task, run_task)
-from course_lib.kernels.trace import WRITE, OutOfBoundsError, trace_launch
+from course_lib.kernels.trace import WRITE, OutOfBoundsError, WarpSyncError, trace_launch
 from course_lib.memory import column_read_conflict_degree
 from course_lib.simt import coalescing
 from course_lib.tiling import tiled_matmul_traffic
@@ -864,6 +864,266 @@ if has_gpu:
         pred = predict_task(run, catalog, sizes="large")
         print(f"{run.task.name:13s} {seconds * 1e6:10.1f} us measured, {pred.t_s * 1e6:10.1f} us predicted "
               f"for the {catalog} ({seconds / pred.t_s:.2f}x)")
+
+# %% [markdown]
+# ## 12. Warp-level primitives: a reduction without shared memory
+#
+# The 32 lanes of a warp can pass registers to each other directly. `cuda.shfl_xor_sync(mask, v,
+# k)` returns, to lane $l$, the `v` of lane $l \oplus k$; `shfl_down_sync(mask, v, d)` the `v` of
+# lane $l + d$ (a lane past 31 gets its own value back), `shfl_up_sync` of lane $l - d$, and
+# `shfl_sync(mask, v, src)` of lane `src`. `ballot_sync(mask, p)` gives every lane the bits of
+# the lanes whose predicate is true; `all_sync` and `any_sync` reduce a predicate;
+# `cuda.syncwarp(mask)` orders shared-memory accesses inside the warp. The `mask` names the
+# lanes that take part, and every one of them must reach the same primitive with the same mask
+# (CUDA C++ Programming Guide, "Warp Shuffle Functions"). Five butterfly steps with $k = 16, 8,
+# 4, 2, 1$ give every lane the warp's maximum, with no shared memory and no barrier:
+
+# %%
+FULL_MASK = 0xFFFFFFFF
+
+
+@cuda.jit
+def warp_max(a, out):
+    i = cuda.grid(1)
+    v = a[i] if i < a.size else -math.inf          # a lane with no element holds max's identity
+    k = 16
+    while k > 0:
+        v = max(v, cuda.shfl_xor_sync(FULL_MASK, v, k))
+        k //= 2
+    if cuda.laneid == 0:
+        out[i // 32] = v
+
+
+a_wm = np.random.default_rng(SEED).standard_normal(3 * 32 - 7).astype(np.float32)
+out_wm = np.zeros(3, np.float32)
+wm_prof = profile_trace(trace_launch(warp_max, 1, 96, a_wm, out_wm))
+print(wm_prof.summary())
+assert np.array_equal(out_wm, [a_wm[w * 32:(w + 1) * 32].max() for w in range(3)])
+assert wm_prof.shared_accesses == 0 and wm_prof.warp_shuffles == 3 * 5 and wm_prof.safe
+
+# %% [markdown]
+# The profile counts the shuffles as warp instructions (5 per warp), apart from memory: a
+# shuffle moves registers, not bytes. The mask is a promise. Guard the shuffle with the element
+# test and the lanes past the end never reach it; the executor stops and names them:
+
+# %%
+@cuda.jit
+def warp_max_guarded(a, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        v = a[i]
+        k = 16
+        while k > 0:
+            v = max(v, cuda.shfl_xor_sync(FULL_MASK, v, k))
+            k //= 2
+        if cuda.laneid == 0:
+            out[i // 32] = v
+
+
+try:
+    trace_launch(warp_max_guarded, 1, 96, a_wm, out_wm)
+except WarpSyncError as exc:
+    warp_message = str(exc)
+print(warp_message)
+assert "never arrive" in warp_message
+
+# %% [markdown]
+# Two uses follow. A warp per row of a matrix: lane $l$ reads columns $l, l + 32, \dots$ of its
+# row (neighbouring addresses, coalesced even when each thread's row would be one sector per
+# lane), then the warp combines its lanes' values by shuffles. And `ballot_sync` turns a
+# predicate into a mask, from which `cuda.popc` counts the lanes:
+
+# %%
+@cuda.jit
+def count_positive_per_warp(a, out):
+    i = cuda.grid(1)
+    bits = cuda.ballot_sync(FULL_MASK, i < a.size and a[i] > 0)
+    if cuda.laneid == 0:
+        out[i // 32] = cuda.popc(bits & 0xFFFFFFFF)
+
+
+out_pos = np.zeros(3, np.float32)
+trace_launch(count_positive_per_warp, 1, 96, a_wm, out_pos)
+print("positive elements per warp:", out_pos.astype(int).tolist())
+assert out_pos.tolist() == [int((a_wm[w * 32:(w + 1) * 32] > 0).sum()) for w in range(3)]
+
+# %% [markdown]
+# ## 13. More patterns: privatise, scan, stage a halo, tile in registers
+#
+# Four techniques the design puzzles (09.16 to 09.24) need, each shown here on a neighbouring
+# problem.
+#
+# **Privatise, then merge.** Many threads adding into one global counter wait on each other at
+# L2. A block can count into shared memory first, with *shared* atomics (the SM's own memory),
+# and add its total once. Here, the count of negative values:
+
+# %%
+@cuda.jit
+def count_negative(a, out):
+    c = cuda.shared.array(1, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if t == 0:
+        c[0] = 0
+    cuda.syncthreads()
+    if i < a.size and a[i] < 0:
+        cuda.atomic.add(c, 0, 1)                   # shared atomic
+    cuda.syncthreads()
+    if t == 0:
+        cuda.atomic.add(out, 0, c[0])              # one global atomic per block
+
+
+a_neg = np.random.default_rng(SEED + 1).standard_normal(5 * BLOCK - 3).astype(np.float32)
+out_neg = np.zeros(1, np.int32)
+neg_prof = profile_trace(trace_launch(count_negative, 5, BLOCK, a_neg, out_neg))
+print(neg_prof.summary())
+assert out_neg[0] == (a_neg < 0).sum() and neg_prof.safe
+assert neg_prof.global_atomics == 5 and neg_prof.shared_atomics == (a_neg < 0).sum()
+
+# %% [markdown]
+# **Scan.** A reduction keeps one sum; a scan keeps every prefix. In the Hillis-Steele pattern
+# the distance doubles, 1, 2, 4, ..., and at each step thread $t$ combines its value with thread
+# $t - d$'s. Each step must read before anyone writes: a barrier between the read and the write,
+# and another after. Here the running maximum of each block's elements:
+
+# %%
+@cuda.jit
+def running_max_block(a, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = a[i] if i < a.size else -math.inf
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else -math.inf
+        cuda.syncthreads()
+        s[t] = max(s[t], v)
+        cuda.syncthreads()
+        d *= 2
+    if i < a.size:
+        out[i] = s[t]
+
+
+out_rm = np.zeros(a_neg.size, np.float32)
+rm_prof = profile_trace(trace_launch(running_max_block, 5, BLOCK, a_neg, out_rm))
+want_rm = np.concatenate([np.maximum.accumulate(a_neg[b:b + BLOCK]) for b in range(0, a_neg.size, BLOCK)])
+assert np.array_equal(out_rm, want_rm) and rm_prof.safe
+print(f"{int(math.log2(BLOCK))} steps, {rm_prof.barriers} barriers per thread, "
+      f"{rm_prof.global_loads} loads for {a_neg.size} elements")
+
+# %% [markdown]
+# A scan over the whole array needs what came before each block. One block can walk the array
+# tile by tile and carry the running total in a register (09.18); across many blocks, a second
+# launch scans the blocks' totals, or each block waits for its predecessor's (a "chained" scan),
+# which the course's executor, running blocks one after another, does not model.
+#
+# **Stage a halo.** A stencil reads neighbours: output $i$ of a 3-point average needs $x_{i-1}$,
+# $x_i$ and $x_{i+1}$. A block loads its `BLOCK` elements and one more on each side (the halo)
+# into shared memory once, and every thread reads its three from there:
+
+# %%
+@cuda.jit
+def average3(x, y):
+    tile = cuda.shared.array(BLOCK + 2, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    tile[t + 1] = x[i] if i < n else 0.0
+    if t == 0:
+        tile[0] = x[i - 1] if i >= 1 else 0.0
+        j = cuda.blockIdx.x * BLOCK + BLOCK
+        tile[BLOCK + 1] = x[j] if j < n else 0.0
+    cuda.syncthreads()
+    if i < n:
+        y[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3.0
+
+
+y_avg = np.zeros(a_neg.size, np.float32)
+avg_prof = profile_trace(trace_launch(average3, 5, BLOCK, a_neg, y_avg))
+padded = np.concatenate([[0.0], a_neg, [0.0]])
+assert np.allclose(y_avg, (padded[:-2] + padded[1:-1] + padded[2:]) / 3, atol=1e-6) and avg_prof.safe
+print(f"global loads {avg_prof.global_loads} for {a_neg.size} outputs (each element once, plus "
+      f"{avg_prof.global_loads - a_neg.size} halo loads); reading x directly would be {3 * a_neg.size}")
+
+# %% [markdown]
+# **Tile in registers.** In the tiled matmul of section 7 every multiply-add reads two words of
+# shared memory. A thread that computes several outputs can hold a value in a register and use
+# it for each of them. The outer product of section 3 with two columns per thread reads `a[r]`
+# once for two outputs:
+
+# %%
+@cuda.jit
+def outer_two_per_thread(a, b, out):
+    c2, r = cuda.grid(2)
+    c = 2 * c2
+    if r < out.shape[0] and c < out.shape[1]:
+        ar = a[r]                                  # one load, two uses
+        out[r, c] = ar * b[c]
+        if c + 1 < out.shape[1]:
+            out[r, c + 1] = ar * b[c + 1]
+
+
+a_o, b_o = a_neg[:19], a_neg[19:19 + 45]
+out_o = np.zeros((19, 45), np.float32)
+o_prof = profile_trace(trace_launch(outer_two_per_thread, (1, 3), BLOCK_2D, a_o, b_o, out_o))
+assert np.allclose(out_o, np.outer(a_o, b_o)) and o_prof.safe
+loads_a = sum(i.accesses for i in o_prof.instructions if i.array == "a")
+print(f"loads of a: {loads_a} for {out_o.size} outputs (one thread per element: {out_o.size})")
+assert loads_a == 19 * -(-45 // 2)
+
+# %% [markdown]
+# Register tiling trades shared-memory reads for registers per thread (lesson 01's occupancy
+# calculator says when that costs warps). The same accounting applies to a micro-tile of a
+# matmul: $\mu \times \mu$ outputs per thread read $2\mu$ words per step for $\mu^2$
+# multiply-adds.
+#
+# **Divergence in sparse rows.** Rows of a sparse matrix differ in length. With one thread per
+# row, the lanes of a warp wait for its longest row; with a warp per row, the lanes share the
+# long rows. The profile's SIMT efficiency shows it, here for the row sums of a CSR matrix with a
+# few long rows among short ones:
+
+# %%
+@cuda.jit
+def csr_row_sums_thread(indptr, data, y):
+    r = cuda.grid(1)
+    if r < y.size:
+        acc = 0.0
+        for j in range(indptr[r], indptr[r + 1]):
+            acc += data[j]
+        y[r] = acc
+
+
+@cuda.jit
+def csr_row_sums_warp(indptr, data, y):
+    r = cuda.grid(1) // 32
+    acc = 0.0
+    if r < y.size:
+        for j in range(indptr[r] + cuda.laneid, indptr[r + 1], 32):
+            acc += data[j]
+    k = 16
+    while k > 0:
+        acc += cuda.shfl_xor_sync(FULL_MASK, acc, k)
+        k //= 2
+    if cuda.laneid == 0 and r < y.size:
+        y[r] = acc
+
+
+rng_csr = np.random.default_rng(SEED + 2)
+lengths = rng_csr.geometric(0.2, 32) - 1
+lengths[[3, 17]] = 90                              # two long rows
+indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+data = rng_csr.standard_normal(int(indptr[-1])).astype(np.float32)
+sums = {}
+for name, kernel, grid, block in (("a thread per row", csr_row_sums_thread, 1, 32),
+                                  ("a warp per row", csr_row_sums_warp, 8, BLOCK)):
+    y_csr = np.zeros(32, np.float32)
+    prof = profile_trace(trace_launch(kernel, grid, block, indptr, data, y_csr))
+    assert np.allclose(y_csr, np.add.reduceat(np.append(data, 0), indptr[:-1]) * (lengths > 0), atol=1e-4)
+    sums[name] = prof
+    print(f"{name:16s}: SIMT efficiency {prof.simt_efficiency:.0%}, the busiest warp issues "
+          f"{prof.issued_per_warp.max()} instructions")
+assert sums["a warp per row"].simt_efficiency > sums["a thread per row"].simt_efficiency
 
 # %% [markdown]
 # ## Misconceptions

@@ -452,4 +452,96 @@ EXERCISES = [
                "neighbouring lanes' addresses? Then profile the change you trust to confirm it.",
                "Sanity check: after the right change the summary reads 100 % coalescing, no conflict "
                "worse than 1-way, and no race.")),
+    # --- 09.16-09.24: design puzzles whose kernels the lesson does not print (sections 12, 13)
+    KernelExercise(
+        "09.16", task="histogram", concepts=("shared-memory", "reductions"),
+        form=_form("histogram_kernel(x, bins)", "adds the counts of x's values (0 to NBINS - 1) "
+                   "into bins through a shared-memory histogram per block"),
+        hints=("A global atomic per element is right but slow: with 64 bins, many threads wait on "
+               "the same address. Section 13 privatises a block's partial result first.",
+               "Three phases, two barriers: clear a shared array of NBINS ints, count the block's "
+               "elements into it with cuda.atomic.add on the shared array, then merge it into bins.",
+               "Threads t < NBINS clear h[t] and later add h[t] into bins[t] (one global atomic per "
+               "bin per block); every thread with an element adds 1 to h[x[i]].")),
+    KernelExercise(
+        "09.17", task="scan_block", concepts=("shared-memory", "synchronization"),
+        form=_form("scan_block_kernel(x, out)", "writes the inclusive prefix sum of each block's "
+                   "BLOCK elements of x"),
+        hints=("The tree of section 4 halves the stride and keeps one sum; a scan keeps every "
+               "partial sum, so the distance doubles: d = 1, 2, 4, ... BLOCK / 2.",
+               "At distance d, thread t >= d adds s[t - d] to s[t]; but thread t - d may be "
+               "updating s[t - d] in the same step.",
+               "Read v = s[t - d] (0 for t < d), syncthreads, s[t] += v, syncthreads; threads past "
+               "the end hold 0 and store nothing.")),
+    KernelExercise(
+        "09.18", task="scan", concepts=("shared-memory", "synchronization"),
+        form=_form("scan_kernel(x, out)", "writes the inclusive prefix sum of all of x, one block "
+                   "walking it tile by tile"),
+        hints=("One block, many tiles: scan each tile as in 09.17, and add what came before it.",
+               "Keep a running carry in a register: after a tile, every thread adds the tile's last "
+               "value to it.",
+               "Before the next tile overwrites the shared array, every thread must have read its "
+               "last value: one more syncthreads at the end of the tile loop.")),
+    KernelExercise(
+        "09.19", task="warp_sum", concepts=("reductions",),
+        form=_form("warp_sum_kernel(a, out)", "adds sum(a) into out[0]: a shuffle reduction per "
+                   "warp, no shared memory, one atomic per warp"),
+        hints=("Section 12 sums a warp's values with shuffles: registers move between lanes, no "
+               "shared memory, no barrier.",
+               "cuda.shfl_down_sync(0xFFFFFFFF, v, d) gives each lane the v of lane + d; five steps "
+               "from d = 16 leave the warp's sum in lane 0.",
+               "Every lane of the mask must reach each shuffle: give lanes past the end v = 0.0 "
+               "instead of skipping them; then only cuda.laneid == 0 adds to out[0].")),
+    KernelExercise(
+        "09.20", task="matmul_register", concepts=("data-reuse", "shared-memory"),
+        form=_form("matmul_register_kernel(a, b, out)", "computes a @ b with each thread of an "
+                   "8 x 8 block computing a 2 x 2 micro-tile of out in registers"),
+        hints=("Section 13's register tile: a value loaded from shared memory into a register serves "
+               "every product of the micro-tile it belongs to.",
+               "Thread (tx, ty) owns rows i0 = by * 16 + ty and i0 + 8, columns j0 = bx * 16 + tx "
+               "and j0 + 8; per step of RT_K = 8 along k it loads two elements of a into a 16 x 8 "
+               "tile and two of b into an 8 x 16 tile.",
+               "Per p in range(RT_K): a0, a1 = sa[ty, p], sa[ty + 8, p]; b0, b1 = sb[p, tx], "
+               "sb[p, tx + 8]; four multiply-adds into four local sums; guard each of the four "
+               "stores.")),
+    KernelExercise(
+        "09.21", task="int8_gemv", concepts=("coalescing", "reductions"),
+        form=_form("int8_gemv_kernel(w, w_scale, x, x_scale, y)", "writes y[r] = w_scale[r] * "
+                   "x_scale[0] * sum_k w[r, k] x[k], one warp per row"),
+        hints=("INT8 rows are short in bytes: 32 lanes reading one row's neighbouring bytes need one "
+               "or two sectors; one thread per row needs one sector per lane.",
+               "Row r = cuda.grid(1) // 32; lane l sums w[r, c] * x[c] for c = l, l + 32, ... as an "
+               "integer, then the warp adds its lanes' sums with shuffles (section 12).",
+               "Multiply by both scales once, after the integer sum; lanes of a warp with no row "
+               "still take part in the shuffles (with 0) but store nothing.")),
+    KernelExercise(
+        "09.22", task="rmsnorm", concepts=("reductions",),
+        form=_form("rmsnorm_kernel(x, g, out)", "writes x / sqrt(mean(x^2) + RMS_EPS) * g, one "
+                   "block of BLOCK threads per row"),
+        hints=("Section 8's softmax reads a row several times around block reductions; RMSNorm needs "
+               "one reduction (the sum of squares) and one output pass.",
+               "Strided sum of x^2, a tree in shared memory, then every thread reads s[0] and "
+               "computes the row's scale once.",
+               "scale = 1 / sqrt(s[0] / cols + RMS_EPS): the epsilon inside the square root keeps a "
+               "row of zeros finite.")),
+    KernelExercise(
+        "09.23", task="spmv_csr", concepts=("coalescing", "reductions"),
+        form=_form("spmv_csr_kernel(indptr, indices, data, x, y)", "writes y = A x for a CSR "
+                   "matrix, one warp per row"),
+        hints=("Section 13 compares a thread per row and a warp per row on rows of very different "
+               "lengths: read the SIMT efficiency of each.",
+               "Row r = cuda.grid(1) // 32; lane l sums data[j] * x[indices[j]] for j from indptr[r] "
+               "+ l up to indptr[r + 1], step 32; then shuffles add the lanes' sums.",
+               "Every row gets y[r] written, the empty ones too (the loop runs zero times: 0.0).")),
+    KernelExercise(
+        "09.24", task="conv1d", concepts=("shared-memory", "data-reuse"),
+        form=_form("conv1d_kernel(x, w, y)", "writes the 7-tap convolution of x with w (zero "
+                   "padding), staging the block's tile and halo in shared memory"),
+        hints=("Each output needs RADIUS neighbours on each side: a block needs BLOCK + 2 RADIUS "
+               "elements of x, its tile and the halo.",
+               "Shared tile[BLOCK + 2 * RADIUS]: thread t loads x[i] into tile[t + RADIUS]; threads "
+               "t < RADIUS also load the left halo x[i - RADIUS] and the right one x[block_start + "
+               "BLOCK + t].",
+               "Every load past either end of x is 0.0; syncthreads; then y[i] = sum of w[j] * "
+               "tile[t + j] for j < TAPS.")),
 ]

@@ -711,18 +711,18 @@ def _resolve_warps(run, block_threads, waiting, at_barrier):
     for l in _lanes(call.mask):
         other = by_lane.get(l)
         if other is None:
-            missing.append((l, "does not exist (the block's last warp is partial)"))
+            missing.append((l, "not in the block: its last warp is partial"))
         elif other.greenlet.dead:
-            missing.append((l, "has exited"))
+            missing.append((l, "exited"))
         elif id(other) in barrier_ids:
-            missing.append((l, f"waits at cuda.syncthreads (line {other.lines[-1] if other.lines else '?'})"))
+            missing.append((l, f"waiting at cuda.syncthreads, line {other.lines[-1] if other.lines else '?'}"))
         elif other.call is not None and (other.call.op != call.op or other.call.mask != call.mask):
-            missing.append((l, f"waits at cuda.{other.call.op} (line {other.call.line}, mask "
-                               f"{other.call.mask if other.call.mask is not None else 0:#010x})"))
+            missing.append((l, f"waiting at cuda.{other.call.op}, line {other.call.line}, mask "
+                               f"{other.call.mask if other.call.mask is not None else 0:#010x}"))
     groups = {}
     for l, why in missing:
         groups.setdefault(why, []).append(l)
-    detail = "; ".join(f"lane{'s' if len(ls) > 1 else ''} {_lane_list(ls)} {why}" for why, ls in groups.items())
+    detail = "; ".join(f"lane{'s' if len(ls) > 1 else ''} {_lane_list(ls)} ({why})" for why, ls in groups.items())
     raise WarpSyncError(f"{_where(th)} waits at cuda.{call.op} (line {call.line}, mask {call.mask:#010x}) "
                         f"for lanes that never arrive: {detail or 'the lanes of its mask'}. Every lane named "
                         f"by the mask must reach the same primitive with the same mask")
