@@ -14,18 +14,25 @@
 #
 # Thirteen puzzles on lesson 09, each a real CUDA kernel written in Python with `@cuda.jit`,
 # then a prediction and a diagnosis from the profiles of correct but slow kernels (09.14,
-# 09.15). The puzzles go from one thread per element, through shared-memory reductions,
-# coalesced transposes and a tiled matmul, to the row softmax in one pass. Fill in the body of
+# 09.15), then nine design puzzles (09.16 to 09.24) whose kernels the lesson does not print:
+# each is taught by a neighbouring example in sections 12 and 13. The puzzles go from one thread
+# per element, through shared-memory reductions, coalesced transposes and a tiled matmul, to the
+# row softmax in one pass; the design puzzles add a histogram, scans, warp shuffles, a
+# register-tiled matmul, an INT8 GEMV, RMSNorm, a sparse matrix-vector product and a convolution. Fill in the body of
 # each kernel where it says `NotImplementedError` and run the cell. `check` prints one line
 # when the kernel is right; otherwise it names the first problem, the form the answer should
 # take and a first hint. `hint("09.3", 2)` shows the next hint.
 #
 # `check` does not need a GPU. It runs your kernel on the course's traced executor, one CUDA
-# thread at a time, on two random sizes that no block size divides, and refuses, in this order:
+# thread at a time, on random sizes that no block size divides, on fewer elements than one
+# block, and on the puzzle's adversarial cases (values whose exponentials overflow, rows shorter
+# than a warp, masked -inf entries, a row of zeros, sizes of one...), and refuses, in this order:
 #
-# * a **fault**: an index out of bounds (it names the thread, the array and the source line);
+# * a **fault**: an index out of bounds (it names the thread, the array and the source line), a
+#   warp primitive whose mask names a lane that never arrives;
 # * an **unsafe pattern**: a race between threads with no `cuda.syncthreads()` between them,
-#   a read of shared memory no thread has written yet, threads that pass different barriers;
+#   a read of shared memory no thread has written yet, a read of an output before the kernel
+#   wrote it (outputs start as garbage, as on a GPU), threads that wait at different barriers;
 # * a **wrong element** (it names the thread that wrote it, or says that none did);
 # * a missed **cost target**: each puzzle states its own. *Global loads* and *stores* count
 #   element accesses to global arrays, thread by thread (`out[i] += x` is a load and a store);
@@ -33,7 +40,9 @@
 #   sectors it touched; the *bank-conflict degree* is the most distinct words one of the 32
 #   shared-memory banks must serve for one warp request (1 = no conflict).
 #
-# The launch is fixed by the check and stated in each puzzle. A failure message ends with the
+# A failure names its class and the misconception it most likely comes from, with the lesson
+# section to read again. The sizes are drawn from your identity, so yours are not your
+# neighbour's. The launch is fixed by the check and stated in each puzzle. A failure message ends with the
 # `run_task(...)` call that reruns the failing case; `run_task(...).profile.table()` then shows
 # the traffic and conflicts line by line, and `.profile.summary()` the totals.
 
@@ -44,10 +53,14 @@ import numpy as np
 
 from course_lib.checks import check, hint
 from course_lib.kernels import cuda
+from course_lib.kernels.puzzles import MICRO, NBINS, RADIUS, RMS_EPS, RT_K, RT_THREADS, TAPS
 from course_lib.kernels.tasks import BLOCK, BLOCK_2D, TASKS, TILE, TILE_T, run_task
+
+FULL_MASK = 0xFFFFFFFF        # every lane of a warp, the mask of the warp primitives
 
 # The launch sizes the puzzles quote, as the checks use them.
 assert (BLOCK, BLOCK_2D, TILE_T, TILE) == (128, (32, 8), 32, 16)
+assert (NBINS, RADIUS, TAPS, MICRO, RT_THREADS, RT_K) == (64, 3, 7, 2, 8, 8)
 for name, task in TASKS.items():
     print(f"{name:17s} {task.signature:18s} {'; '.join(t.what for t in task.targets)}")
 
@@ -377,3 +390,170 @@ print(staged_profile.summary())
 print(staged_profile.table())
 raise NotImplementedError("exercise 09.15: the staged row sums")
 check("09.15", change)
+
+# %% [markdown]
+# ## Design puzzles (09.16 to 09.24)
+#
+# The lesson does not print these kernels. Each names the section whose neighbouring example
+# teaches the technique; the check's messages name the section again when a kernel fails.
+#
+# ### Exercise 09.16 (histogram): privatise, then merge
+#
+# Write `histogram_kernel(x, bins)`: `x` holds int32 values from 0 to `NBINS` - 1 = 63, and
+# `bins` (NBINS int32, zero at launch) must end with the count of each value. **Launch:**
+# $\lceil n / \text{BLOCK} \rceil$ blocks of `BLOCK` = 128 threads, one element per thread.
+# **Cost target:** at most `NBINS` global atomics per block and one global load per element:
+# section 13's privatised count keeps the block's partial result in shared memory, where an
+# atomic stays inside the SM. The check includes a case where every element falls in one bin.
+
+# %%
+@cuda.jit
+def histogram_kernel(x, bins):
+    raise NotImplementedError("exercise 09.16: Design puzzles (09.16 to 09.24)")
+
+
+check("09.16", histogram_kernel)
+
+# %% [markdown]
+# ### Exercise 09.17 (block scan): every prefix, not one sum
+#
+# Write `scan_block_kernel(x, out)`: for each block of `BLOCK` = 128 consecutive elements of the
+# int32 vector `x`, `out[i]` is the sum of the block's elements up to and including `x[i]` (an
+# inclusive scan per block). **Launch:** $\lceil n / \text{BLOCK} \rceil$ blocks of `BLOCK`
+# threads. **Cost target:** one global load and one store per element. Section 13 shows the
+# scan's pattern of distances on a running maximum.
+
+# %%
+@cuda.jit
+def scan_block_kernel(x, out):
+    raise NotImplementedError("exercise 09.17: every prefix, not one sum")
+
+
+check("09.17", scan_block_kernel)
+
+# %% [markdown]
+# ### Exercise 09.18 (scan): the whole array, tile by tile
+#
+# Write `scan_kernel(x, out)`: `out[i]` = `x[0] + ... + x[i]` over the whole int32 vector.
+# **Launch:** one block of `BLOCK` = 128 threads, which walks `x` in tiles of `BLOCK` elements:
+# scan a tile as in 09.17, add the total of the tiles before it, carry the new total on. **Cost
+# target:** one global load and one store per element. (A GPU-wide scan over many blocks adds a
+# second launch, or a chain between blocks, for the blocks' totals: section 13.)
+
+# %%
+@cuda.jit
+def scan_kernel(x, out):
+    raise NotImplementedError("exercise 09.18: the whole array, tile by tile")
+
+
+check("09.18", scan_kernel)
+
+# %% [markdown]
+# ### Exercise 09.19 (warp sum): registers, not shared memory
+#
+# Write `warp_sum_kernel(a, out)`: add the sum of the float32 vector `a` into `out[0]` (zero at
+# launch). Each warp sums its 32 elements with `cuda.shfl_down_sync` (section 12), and its lane
+# 0 adds the warp's total with one `cuda.atomic.add`. **Launch:** $\lceil n / \text{BLOCK}
+# \rceil$ blocks of `BLOCK` = 128 threads. **Cost target:** no shared-memory access at all, at
+# most one global atomic per warp, one global load per element. Every lane named by a mask must
+# reach the shuffle: the check refuses one that never arrives.
+
+# %%
+@cuda.jit
+def warp_sum_kernel(a, out):
+    raise NotImplementedError("exercise 09.19: registers, not shared memory")
+
+
+check("09.19", warp_sum_kernel)
+
+# %% [markdown]
+# ### Exercise 09.20 (register-tiled matmul): a micro-tile per thread
+#
+# Write `matmul_register_kernel(a, b, out)`, `out = a @ b` (a is m x k, b is k x n, float32).
+# **Launch:** blocks of `RT_THREADS` x `RT_THREADS` = 8 x 8 threads, grid
+# $(\lceil n/16 \rceil, \lceil m/16 \rceil)$: a block covers a 16 x 16 tile of `out`, and
+# each thread computes a `MICRO` x `MICRO` = 2 x 2 micro-tile of it, held in four local
+# variables. Stage `k` in steps of `RT_K` = 8: a 16 x 8 tile of `a` and an 8 x 16 tile of `b` in
+# shared memory. **Cost targets:** global loads at most the plain 16 x 16 tiled kernel's count
+# (09.11, lesson 06's formula), and at most one shared-memory read per multiply-add (09.11's
+# kernel makes two). Section 13 shows the idea on a 1 x 2 micro-tile of a vector product.
+
+# %%
+@cuda.jit
+def matmul_register_kernel(a, b, out):
+    raise NotImplementedError("exercise 09.20: a micro-tile per thread")
+
+
+check("09.20", matmul_register_kernel)
+
+# %% [markdown]
+# ### Exercise 09.21 (INT8 GEMV): a warp per row, integer sums, two scales
+#
+# Write `int8_gemv_kernel(w, w_scale, x, x_scale, y)`: `w` is an int8 matrix (rows x cols), `x`
+# an int8 vector, `w_scale` one float32 per row and `x_scale` one float32 (an array of one):
+# $y_r = s^w_r\,s^x \sum_k w_{rk} x_k$, the sum taken in integers. **Launch:**
+# $\lceil \text{rows} / 4 \rceil$ blocks of `BLOCK` = 128 threads: one warp per row, row
+# `cuda.grid(1) // 32`. **Cost targets:** `w`'s loads at most 2 sectors per warp request (a
+# warp's 32 neighbouring bytes of one row), and `w` and `x` read once per row. The check includes
+# a case where every value is -128. Section 12's warp sum shows the shuffles.
+
+# %%
+@cuda.jit
+def int8_gemv_kernel(w, w_scale, x, x_scale, y):
+    raise NotImplementedError("exercise 09.21: a warp per row, integer sums, two scales")
+
+
+check("09.21", int8_gemv_kernel)
+
+# %% [markdown]
+# ### Exercise 09.22 (RMSNorm): one reduction, fused
+#
+# Write `rmsnorm_kernel(x, g, out)`: $\text{out}_{rc} = x_{rc} / \sqrt{\tfrac{1}{C}\sum_c x_{rc}^2
+# + \varepsilon}\; g_c$ with $\varepsilon$ = `RMS_EPS` = 1e-6 inside the square root.
+# **Launch:** one block of `BLOCK` = 128 threads per row. **Cost targets:** at most three
+# global loads per element (x twice, g once) and one store. The check includes a row of zeros.
+# Section 8's softmax shows the block reduction over a row.
+
+# %%
+@cuda.jit
+def rmsnorm_kernel(x, g, out):
+    raise NotImplementedError("exercise 09.22: one reduction, fused")
+
+
+check("09.22", rmsnorm_kernel)
+
+# %% [markdown]
+# ### Exercise 09.23 (CSR SpMV): a warp per row
+#
+# Write `spmv_csr_kernel(indptr, indices, data, x, y)`: row `r` of the sparse matrix holds the
+# values `data[j]` at columns `indices[j]` for `j` from `indptr[r]` to `indptr[r + 1] - 1`;
+# `y = A x`. **Launch:** $\lceil \text{rows} / 4 \rceil$ blocks of `BLOCK` = 128 threads, one
+# warp per row. **Cost target:** SIMT efficiency at least 80%: the rows' lengths differ a lot
+# (some are empty, two are long), and one thread per row leaves most lanes waiting for the
+# longest (30-70% on these matrices). Section 13 profiles both designs on another sparse matrix.
+
+# %%
+@cuda.jit
+def spmv_csr_kernel(indptr, indices, data, x, y):
+    raise NotImplementedError("exercise 09.23: a warp per row")
+
+
+check("09.23", spmv_csr_kernel)
+
+# %% [markdown]
+# ### Exercise 09.24 (1D convolution): a tile and its halo
+#
+# Write `conv1d_kernel(x, w, y)`: $y_i = \sum_{j=0}^{6} w_j\, x_{i + j - 3}$ (`TAPS` = 7,
+# `RADIUS` = 3), with $x$ taken as 0 past both ends. **Launch:**
+# $\lceil n / \text{BLOCK} \rceil$ blocks of `BLOCK` = 128 threads, one output per thread.
+# **Cost target:** global loads at most $n$ plus, per block, the $2 \cdot$RADIUS halo elements
+# and the taps once per thread: stage the block's `BLOCK` + 2 `RADIUS` elements of `x` in
+# shared memory. Section 13 stages a halo for a 3-point stencil.
+
+# %%
+@cuda.jit
+def conv1d_kernel(x, w, y):
+    raise NotImplementedError("exercise 09.24: a tile and its halo")
+
+
+check("09.24", conv1d_kernel)
