@@ -82,9 +82,9 @@ SKIP_CALLABLES = {
     "course_lib.checks.Variant": "one learner's numbers, built by an exercise's Variants from the course's "
                                  "own options (tests/test_checks.py)",
     "course_lib.checks.Variants": "per-learner options of an exercise, written by the course's authors",
-    "course_lib.mastery.gradebook_statuses": "reads an nbgrader gradebook.db file (tests/test_mastery.py "
+    "course_lib.exercises.mastery.gradebook_statuses": "reads an nbgrader gradebook.db file (tests/test_mastery.py "
                                              "builds one)",
-    "course_lib.mastery.class_mastery": "reads an nbgrader gradebook.db file (tests/test_mastery.py)",
+    "course_lib.exercises.mastery.class_mastery": "reads an nbgrader gradebook.db file (tests/test_mastery.py)",
 }
 #: Dataclasses a learner builds (walked, although a function also returns them). Any other
 #: dataclass a public function returns is a result record: built by the library, not walked.
@@ -361,27 +361,27 @@ OVERRIDES = {
     "course_lib.formats.simulate_fp8_scaling": dict(steps=_ex("course_lib.formats", "drifting_tensor", _rng(),
                                                               20, 64)),
     "course_lib.roofline.read_profile": dict(name="gemv", duration_s=48e-6, bytes_moved=1.4e8, flops=6.7e7),
-    "course_lib.mastery.concept_mastery": dict(statuses=_statuses),
-    "course_lib.mastery.concept_table": dict(statuses_or_rows=_statuses),
+    "course_lib.exercises.mastery.concept_mastery": dict(statuses=_statuses),
+    "course_lib.exercises.mastery.concept_table": dict(statuses_or_rows=_statuses),
     # a folder that is not a workspace: main reports it and returns 2 (a real one runs every notebook)
-    "course_lib.mastery.main": dict(argv=lambda: ["/nonexistent-course-walk"]),
-    "course_lib.mastery.class_table": dict(mastery=lambda: importlib.import_module("course_lib.mastery").ClassMastery(
-        concepts=tuple(_ex("course_lib.mastery", "concept_mastery", _statuses())()), students={"s1": _statuses()},
+    "course_lib.exercises.mastery.main": dict(argv=lambda: ["/nonexistent-course-walk"]),
+    "course_lib.exercises.mastery.class_table": dict(mastery=lambda: importlib.import_module("course_lib.exercises.mastery").ClassMastery(
+        concepts=tuple(_ex("course_lib.exercises.mastery", "concept_mastery", _statuses())()), students={"s1": _statuses()},
         misconceptions=())),
     "course_lib.tiling.graph_traffic": dict(
         ops=lambda: [("f", ("a", "b"), ("c",), 1.0), ("g", ("c", "a"), ("d",), 2.0),
                      ("h", ("d", "c"), ("e",), 4.0)],
         sizes=lambda: {"a": 3.0, "b": 5.0, "c": 7.0, "d": 11.0, "e": 13.0},
         kernels=lambda: [("f", "g"), ("h",)], outputs=("e",)),
-    "course_lib.exercise_checks.ex_03.pipeline_change": dict(change="third buffer"),
+    "course_lib.exercises.lessons.ex_03.pipeline_change": dict(change="third buffer"),
     "course_lib.kernels.slow.slow_launch": dict(exercise_id="09.14"),
-    "course_lib.exercise_checks.misconceptions.shared": dict(key="bits-for-bytes", lesson="04",
+    "course_lib.exercises.misconceptions.shared": dict(key="bits-for-bytes", lesson="04",
                                                              section="Arithmetic intensity"),
     "course_lib.plots.place_labels": dict(ax=_points_axes, labels=[(1.0, 1.0, "one"), (2.0, 4.0, "two")]),
     "course_lib.plots.readable_log_ticks": dict(ax=_log_axes),
     "course_lib.plots.text_problems": dict(fig=lambda: _points_axes().figure),
-    "course_lib.plots.mastery.plot_mastery": dict(
-        rows=lambda: _ex("course_lib.mastery", "concept_mastery", _statuses())()),
+    "course_lib.exercises.mastery_plot.plot_mastery": dict(
+        rows=lambda: _ex("course_lib.exercises.mastery", "concept_mastery", _statuses())()),
     "course_lib.plots.sharing.plot_slice_rooflines": dict(
         slices=lambda: [_ex("course_lib.sharing", "mig_accelerator", p)() for p in ("1g.10gb", "3g.40gb")]),
     "course_lib.plots.economics.plot_kv_waste": dict(allocations=lambda: [_ex(
