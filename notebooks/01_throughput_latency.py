@@ -69,7 +69,7 @@ assert resident_threads == h100.sm_count * h100.max_warps_per_sm * h100.warp_siz
 # 600 ns:
 
 # %%
-from course_lib.latency import ASSUMED_CPU_DRAM_LATENCY_S, cpu_gpu_gap, get_cpu, list_cpus
+from course_lib.latency import cpu_gpu_gap, get_cpu, list_cpus
 
 print(f"{'':20s} {'FP32 TF/s':>10s} {'best TF/s':>10s} {'GB/s':>7s} {'threads':>8s} {'B in flight/thread':>19s}")
 gaps = [cpu_gpu_gap(name, "H100 SXM") for name in list_cpus()]

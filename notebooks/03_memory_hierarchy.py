@@ -482,7 +482,7 @@ for cluster in (2, 4):
 # copy and compute times across each other.
 
 # %%
-from course_lib.widgets.memory import cache_explorer, pipeline_explorer
+from course_lib.widgets.memory import cache_explorer
 
 cache_explorer()
 

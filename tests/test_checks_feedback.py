@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import os
 import re
 import subprocess
@@ -23,10 +22,9 @@ import pytest
 
 from course_lib.exercises import feedback, variants
 from course_lib.exercises.feedback import ExerciseError, Misconception
-from course_lib.exercises.registry import check, get_exercise, hint, list_exercises, variant
+from course_lib.exercises.registry import check, get_exercise, list_exercises, variant
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, KernelExercise, ValueExercise
 from course_lib.exercises.variants import Variants
-from course_lib.exercises.lessons import CONCEPTS
 from course_lib.exercises.misconceptions import SHARED
 
 REPO = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _check_mapping, _check_result, new_axes, place_labels, readable_log_ticks
 from .._validate import check_number
-from ..economics import BatchingRun, KVAllocation, ServingCurve, TrainingMemory
+from ..economics import ServingCurve, TrainingMemory
 
 __all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory",
            "plot_kv_waste", "plot_batching"]

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from . import _check_result, new_axes, place_labels, plural, readable_log_ticks
-from .._validate import check_array, check_number
+from .._validate import check_array
 from ..memory import HitRateCurve, MemoryLevel, MemoryWall, PipelineTimeline
 
 __all__ = [
