@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check_result, new_axes, plural
+from .simt import plot_coalescing
 
 __all__ = ["plot_warp_lanes", "plot_warp_access", "plot_design_times"]
 
@@ -38,7 +39,6 @@ def plot_warp_access(cost, ax=None, title: str | None = None):
     cost = _check_result("cost", cost, "kernels.warp.AccessCost", "warp_access_cost()")
     acc = cost.access
     if acc.space == "global":
-        from .simt import plot_coalescing
         result = cost.coalescing
         return plot_coalescing(result, ax=ax, title=title or (
             f"line {acc.line}, {acc.array} {acc.op}: {plural(result.n_sectors, 'sector')}, "
