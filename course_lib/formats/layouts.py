@@ -1,4 +1,4 @@
-"""Bit layouts of the course's number formats: each format's fields, range and precision, read from the format.
+"""Bit layouts of the course's number formats: fields, range and precision, read from each format.
 
 A binary floating-point number with sign bit s, exponent field e (E bits) and mantissa field m
 (M bits) stands for
@@ -6,8 +6,8 @@ A binary floating-point number with sign bit s, exponent field e (E bits) and ma
     normal     (e >= 1):  (-1)^s * 2^(e - bias) * (1 + m / 2^M)
     subnormal  (e == 0):  (-1)^s * 2^(1 - bias) * (m / 2^M)
 
-so the largest finite value is (2 - 2^-M) * 2^emax and the relative gap of normal numbers is
-2^-M. Integers (INT8, INT4) are two's complement: -2^(n-1) * b_{n-1} + sum_i 2^i b_i.
+so the relative gap of normal numbers is about 2^-M whatever the magnitude, and the exponent
+field sets the range. Integers (INT8, INT4) are two's complement: -2^(n-1) * b_{n-1} + sum_i 2^i b_i.
 
 Every figure of a :class:`NumberFormat` is read through ``ml_dtypes`` (``ml_dtypes.finfo``;
 ``np.finfo`` refuses the 8- and 4-bit types), never typed. TF32 has no ``ml_dtypes`` type: it is

@@ -1,6 +1,6 @@
 """Ranges in training: what a cast to a narrow format loses, loss scaling, narrow accumulators, FP8 scaling.
 
-    cast:          flushed if |x| < min_subnormal / 2,  overflowed if |x| > max
+    cast:          flushed to 0 if |x| <= min_subnormal / 2 (ties to even),  overflowed if |x| > max
     loss scaling:  store g * 2^k: every value moves up k binades, out of the underflow region
     accumulation:  s_i = round_acc(s_{i-1} + x_i): the sum stops growing once x_i <= gap(s) / 2
     FP8 scaling:   store x_t * s_t,  s_t = max_fmt / amax (current) or / max(amax history) (delayed)
