@@ -861,7 +861,7 @@ def matmul_register_unguarded_kernel(a, b, out):
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
     i0 = cuda.blockIdx.y * TILE + ty
     j0 = cuda.blockIdx.x * TILE + tx
-    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    k = a.shape[1]
     c00 = c01 = c10 = c11 = 0.0
     for k0 in range(0, k, RT_K):
         for r in range(MICRO):

@@ -47,11 +47,12 @@ from typing import Any, Callable
 import numpy as np
 
 from course_lib.exercises.feedback import (ID_PATTERN, _KEY_PATTERN, AnswerTypeError, AnswerValueError, ExerciseError,
+                                          Misconception,
                                           _as_array_answer, _as_misconception, _as_scalar_answer, _call_text,
                                           _close, _close_array, _close_note, _error, _failure, _is_scalar_like,
                                           _learner_line, _matching_misconceptions, _mismatch, _scalar_misconceptions,
                                           _short, _tolerance_text, _unit_slip_note)
-from course_lib.exercises.variants import Variants, _NO_LEARNER, _params
+from course_lib.exercises.variants import Variants, _NO_LEARNER, _params, _resolve
 
 __all__ = ["ValueExercise", "ChoiceExercise", "FunctionExercise", "KernelExercise", "EXERCISE_TYPES"]
 
@@ -359,8 +360,12 @@ class KernelExercise:
 
     ``task`` names a :data:`course_lib.kernels.tasks.TASKS` entry, which holds the data, the
     launch, the NumPy reference and the cost targets. The check runs the kernel on the course's
-    traced executor (``check_kernel``) on ``cases`` random sizes that no block size divides:
-    no fault, no race, every element right, every cost target met. An undecorated Python
+    traced executor (``check_kernel``) on the task's cases (all of them, or the first ``cases``):
+    random sizes that no block size divides, fewer elements than one block, and the task's
+    adversarial data; the sizes are drawn from the learner's identity (``learner_seed``), so
+    two learners get different ones. No fault, no race, every element right, every cost target
+    met; a failure names its class and the misconception it most likely comes from (a
+    :class:`Misconception` with the lesson 09 section to read again). An undecorated Python
     function is accepted too (the tracer runs the Python source either way); the success line
     then says to decorate it. ``course_lib.kernels`` (and numba) is imported only when a check
     runs, so importing this module stays cheap.
@@ -370,15 +375,17 @@ class KernelExercise:
     task: str
     form: str = ""
     hints: tuple = ()
-    cases: int = 2
+    cases: int | None = None
     concepts: tuple = ()
 
     def __post_init__(self):
         _validate_common("KernelExercise", self)
         if not isinstance(self.task, str) or not self.task.strip():
             raise TypeError(f"KernelExercise {self.id}: task must name a kernel-lab task, got {self.task!r}")
-        if isinstance(self.cases, bool) or not isinstance(self.cases, int) or not 1 <= self.cases <= 5:
-            raise ValueError(f"KernelExercise {self.id}: cases must be an int from 1 to 5, got {self.cases!r}")
+        if self.cases is not None and (isinstance(self.cases, bool) or not isinstance(self.cases, int)
+                                       or not 1 <= self.cases <= 8):
+            raise ValueError(f"KernelExercise {self.id}: cases must be None (all) or an int from 1 to 8, "
+                             f"got {self.cases!r}")
 
     def check(self, answer, learner=_NO_LEARNER) -> str:
         __tracebackhide__ = True
@@ -387,12 +394,20 @@ class KernelExercise:
         task = TASKS.get(self.task)
         if task is None:
             raise RuntimeError(f"exercise {self.id} is misconfigured: no kernel task {self.task!r}")
+        identity = _resolve(learner)
         try:
-            runs = check_kernel(task, fn, cases=self.cases)
+            runs = check_kernel(task, fn, cases=self.cases, learner=identity)
         except KernelCheckError as exc:
             first, *rest = str(exc).splitlines()
-            head, tail = _failure(self, first.rstrip(".")).split("\n", 1)
-            raise ExerciseError("\n".join([head, *rest, tail]), self.id) from None
+            # The kernel lab names its mistake in plain data; here it becomes a Misconception and
+            # the feedback takes the form of lessons 01-08 (misconception, read again, hint).
+            rest = [line for line in rest if not line.startswith(("  misconception:", "  read again:", "  hint:"))]
+            found = []
+            if exc.mistake is not None:
+                m = exc.mistake
+                found = [Misconception(m.key, m.text, "09", m.heading, m.hint)]
+            head, tail = _failure(self, f"{exc.failure}: {first.rstrip('.')}", found=found).split("\n", 1)
+            raise ExerciseError("\n".join([head, *rest, tail]), self.id, found[0] if found else None) from None
         except NotImplementedError as exc:
             # An untouched stub passes through the tracer unchanged and reads as one: the same
             # exception, its traceback starting at the kernel's own line, not in the tracer.
@@ -404,13 +419,13 @@ class KernelExercise:
         met = []
         for target in task.targets:
             values = []
-            for run in runs:
+            for run in runs[:2]:                       # the adversarial cases check values only
                 _, got, limit = target.evaluate(run.profile, run.sizes)
                 values.append(f"{target.format(got)} {'>=' if target.at_least else '<='} "
                               f"{target.format(limit)}")
             met.append(f"{target.what}: {' | '.join(values)}")
         note = "" if decorated else "; decorate it with @cuda.jit to launch it"
-        return (f"{self.id}: correct and safe on {len(runs)} random sizes ({sizes}); "
+        return (f"{self.id}: correct and safe on {len(runs)} cases ({sizes}); "
                 f"cost targets met: {'; '.join(met)}{note}.")
 
 

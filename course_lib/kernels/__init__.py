@@ -13,6 +13,8 @@ imported, so it happens here. The parts:
                banks one of its requests touches;
 * ``tasks``    the kernels of lesson 09 and its puzzles, each with data, a NumPy reference, its
                FLOP and traffic formulas and cost targets; ``check_kernel`` checks one;
+* ``puzzles``  the design puzzles (histogram, scans, warp sum, register-tiled matmul, INT8 GEMV,
+               RMSNorm, CSR SpMV, convolution), registered in ``tasks.TASKS`` on import;
 * ``measure``  times a kernel on a real GPU with CUDA events, when one is present.
 """
 
@@ -23,5 +25,8 @@ from .sim import gpu_present, select_simulator, simulator_selected
 select_simulator()
 
 from numba import cuda  # noqa: E402  (must follow select_simulator)
+
+# The design puzzles add their tasks to tasks.TASKS beside the lesson's own (issue 23).
+from . import puzzles as _puzzles  # noqa: E402,F401
 
 __all__ = ["cuda", "gpu_present", "simulator_selected"]

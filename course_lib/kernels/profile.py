@@ -669,7 +669,7 @@ def _barrier_problems(trace: Trace) -> list:
             if differs.size:
                 t = int(differs[0])
                 k = int(np.nonzero(seq[t] != seq[0])[0][0])
-                (l0, s0), (l1, s1) = trace.barrier_sites[seq[0, k]], trace.barrier_sites[seq[t, k]]
+                l0, l1 = trace.barrier_sites[seq[0, k]][0], trace.barrier_sites[seq[t, k]][0]
                 return [Problem("barrier", f"barrier divergence: at their barrier number {k + 1}, "
                                            f"{trace.describe_thread(b * tpb)} waited at the syncthreads on "
                                            f"line {l0} and {trace.describe_thread(b * tpb + t)} at a different "

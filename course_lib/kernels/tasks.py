@@ -438,7 +438,7 @@ _add(KernelTask(
     launch=lambda s: _grid2(s["rows"], s["cols"], (TILE_T, TILE_T)),
     flops=lambda s: 0.0, min_bytes=_t("rows", "cols", factor=2 * _F),
     targets=(_coalesced(0.6),),
-    large={"rows": 8192, "cols": 8192}, special=(_ONE_ROW,)))
+    large={"rows": 8192, "cols": 8192}, special=_SPECIAL_2D))
 
 _add(KernelTask(
     "transpose_padded", "kernel(a, out)",
@@ -448,7 +448,7 @@ _add(KernelTask(
     reference=TASKS["transpose"].reference, launch=TASKS["transpose"].launch,
     flops=lambda s: 0.0, min_bytes=_t("rows", "cols", factor=2 * _F),
     targets=(_coalesced(0.6), _NO_CONFLICTS),
-    large={"rows": 8192, "cols": 8192}, special=(_ONE_ROW,)))
+    large={"rows": 8192, "cols": 8192}, special=_SPECIAL_2D))
 
 _add(KernelTask(
     "matmul", "kernel(a, b, out)", "out = a @ b, one thread per output element (a is m x k, b is k x n)",
@@ -890,7 +890,3 @@ def predict_task(run: TaskRun, accelerator="H100 SXM", sizes=None) -> Prediction
     ratio = prof.bytes_moved / task.model_bytes(run.sizes)
     return predict_time(task.flops(target), task.model_bytes(target) * ratio, accelerator, "fp32",
                         tpb, prof.shared_bytes_per_block)
-
-
-# The design puzzles register themselves in TASKS (they use the helpers above).
-from . import puzzles as _puzzles  # noqa: E402,F401
