@@ -45,7 +45,37 @@ from .trace import ATOMIC, GLOBAL, READ, SHARED, WARP_OPS, WARP_SIZE, WRITE, Tra
 __all__ = [
     "WARP_SIZE", "Problem", "MemoryInstruction", "LineStats", "KernelProfile",
     "profile_trace", "uninitialized_output_read", "Prediction", "predict_time", "ASSUMED_REGISTERS",
+    "NSIGHT_METRICS", "NSIGHT_STATUS",
 ]
+
+#: The Nsight Compute metric each count of a profile corresponds to, as ``ncu --metrics`` takes it
+#: on Volta and later: (profile attribute, ncu metric, how the two relate). None of the names is
+#: confirmed here against NVIDIA's metrics reference (the course's search found them only in
+#: public ncu scripts and NVIDIA's forum): each is marked unverified; ``ncu --query-metrics`` on
+#: the GPU lists the real ones. A line of source stands for an instruction here, so instruction
+#: counts do not carry over; sectors, requests, conflicts and ratios do.
+NSIGHT_METRICS = (
+    ("global_load_requests", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+     "one request per warp per load instruction"),
+    ("global_load_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+     "32-byte sectors the loads touch (before any cache hit)"),
+    ("global_store_requests", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "as for loads"),
+    ("global_store_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "as for loads"),
+    ("coalescing_efficiency", "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+     "bytes used per sector moved (ncu's is for loads only)"),
+    ("shared_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+     "passes through the banks: requests x conflict degree"),
+    ("shared_bank_conflicts", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+     "extra passes: wavefronts - requests"),
+    ("simt_efficiency", "smsp__thread_inst_executed_per_inst_executed.ratio",
+     "active lanes per warp instruction; divide ncu's by 32"),
+    ("divergent_warps", "smsp__sass_average_branch_targets_threads_uniform.pct",
+     "ncu reports the uniform branches' share, not warps; nvprof's branch_efficiency has no exact "
+     "successor"),
+    ("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active",
+     "achieved occupancy, measured; the course's is the theoretical one (lesson 01)"),
+)
+NSIGHT_STATUS = "unverified"
 
 #: The occupancy beside a prediction assumes this many registers per thread (the compiler decides;
 #: 32 is typical for the short kernels of lesson 09 and does not limit occupancy on any catalog GPU).
@@ -168,6 +198,34 @@ class KernelProfile:
         return self._sum("requests", "global", "store")
 
     @property
+    def global_load_sectors(self) -> int:
+        return self._sum("sectors", "global", "load")
+
+    @property
+    def global_store_sectors(self) -> int:
+        return self._sum("sectors", "global", "store")
+
+    @property
+    def shared_bank_conflicts(self) -> int:
+        """Extra passes the banks needed: wavefronts beyond one per request (Nsight Compute's
+        bank conflicts count)."""
+        return self.shared_wavefronts - self.shared_requests
+
+    def nsight(self, occupancy: float | None = None) -> str:
+        """Each count beside the Nsight Compute metric it corresponds to (:data:`NSIGHT_METRICS`),
+        so a real report can be read against the trace. ``occupancy`` (a fraction) fills the
+        occupancy row, which a trace cannot measure."""
+        rows = [f"{'trace count':24s} {'value':>12s}  {'Nsight Compute metric (' + NSIGHT_STATUS + ')':60s} relation"]
+        for attr, metric, note in NSIGHT_METRICS:
+            if attr == "occupancy":
+                value = "n/a" if occupancy is None else f"{occupancy:.0%}"
+            else:
+                v = getattr(self, attr)
+                value = f"{v:.1%}" if attr.endswith("efficiency") else f"{v:,}"
+            rows.append(f"{attr:24s} {value:>12s}  {metric:60s} {note}")
+        return "\n".join(rows)
+
+    @property
     def global_bytes_requested(self) -> int:
         return self._sum("bytes_requested", "global")
 
@@ -280,12 +338,18 @@ class KernelProfile:
                         f"{self.warp_syncs:,} syncwarps (warp instructions)")
         if self.flops:
             rows.append(f"  FLOP {self.flops:,.0f}, intensity {self.intensity_flops_per_byte:.3g} FLOP/B")
+        rows.append("  Nsight Compute names for these counts: .nsight()")
         rows.append("  safety: " + ("no races, no uninitialized reads, barriers agree" if self.safe
                                     else f"{len(self.problems)} problem(s); first: {self.problems[0].message}"))
         return "\n".join(rows)
 
     def table(self) -> str:
-        """One row per memory instruction: where the traffic and the conflicts come from."""
+        """One row per memory instruction: where the traffic and the conflicts come from.
+
+        ``effic.`` is, for a global row, the bytes its lanes asked for over the bytes of the
+        sectors it touched (Nsight Compute: bytes per sector / 32); for a shared row, requests
+        over wavefronts, 1 / the mean conflict degree (100% = one pass per request). The last line
+        says so under the table."""
         head = f"{'line':>4s} {'space':6s} {'op':6s} {'array':8s} {'requests':>8s} {'sect/req':>8s} {'effic.':>7s} {'conflict':>8s}  source"
         rows = [head]
         for i in self.instructions:
@@ -293,6 +357,8 @@ class KernelProfile:
             conf = f"{i.mean_degree:7.2f}x" if i.space == "shared" else f"{'':8s}"
             rows.append(f"{i.line:4d} {i.space:6s} {i.op:6s} {i.array[:8]:8s} {i.requests:8d} {sect} "
                         f"{i.efficiency:7.0%} {conf}  {self.trace.line_text(i.line)[:60]}")
+        rows.append("effic.: global, bytes used / bytes of the sectors touched; shared, requests / "
+                    "wavefronts (1 / conflict degree)")
         return "\n".join(rows)
 
     def __str__(self):

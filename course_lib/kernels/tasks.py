@@ -175,6 +175,12 @@ class KernelTask:
         return float((self.bytes_model or self.min_bytes)(sizes))
 
     @property
+    def costed_cases(self) -> int:
+        """How many of the first cases are held to the cost targets (random sizes, and fewer than
+        one block when the task has such sizes); the adversarial ones after them are not."""
+        return 1 + (self.edge_sizes is not None)
+
+    @property
     def cases(self) -> tuple:
         """The check's cases in order: random sizes, fewer than one block (when the task has
         such sizes), then the adversarial ones (where only safety and values are checked: a
@@ -849,11 +855,12 @@ def check_kernel(task, kernel, seed=None, cases=None, learner=None) -> list[Task
             index = ", ".join(str(i) for i in idx)
             writer = _writer_of(run, name, idx)
             written = not writer.startswith("no thread")       # a NaN never written is garbage, not numerics
-            failure = "numerics" if (nonfinite and written) or (spec.mistake is not None and c >= 2) else "wrong"
+            failure = "numerics" if (nonfinite and written) or (spec.mistake is not None and c >= task.costed_cases) \
+                else "wrong"
             raise _fail(task, where, f"{name}[{index}] is {got:.6g}, expected {want:.6g} ({count} wrong "
                         f"element(s); {writer})", failure, again,
                         _mistake(task, failure, spec))
-        for target in task.targets if c < 2 else ():       # adversarial cases: safety and values
+        for target in task.targets if c < task.costed_cases else ():   # adversarial: safety and values
             ok, got, lim = target.evaluate(run.profile, run.sizes)
             if not ok:
                 why = f" ({target.why})" if target.why else ""
