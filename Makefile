@@ -15,7 +15,7 @@ LATEST_VENV ?= .venv-latest
 REPO   ?= OWNER/REPO
 BRANCH ?= main
 
-.PHONY: help install lab test lint unit notebooks bench exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
+.PHONY: help install lab test lint unit notebooks bench leaderboard exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
         lock test-latest lint-ci notebooks-ipynb site test-ipynb \
         hub hub-stop hub-clean hub-test hub-load hub-sizing
 
@@ -28,6 +28,7 @@ help:
 	@echo "make workspace  copy the exercises into DIR=my_work (never overwrites your changes)"
 	@echo "make progress   show which exercises in DIR=my_work pass"
 	@echo "make classroom  write an nbgrader course source to $(CLASSROOM)"
+	@echo "make leaderboard  rank the kernels in SUBMITTED=$(CLASSROOM)/submitted by predicted time"
 	@echo "make release    LESSON=04_roofline: generate and release it (then collect, autograde, feedback, grades)"
 	@echo "make e2e        drive a real JupyterLab in headless Chromium"
 	@echo "make lock       write $(LOCK) from the packages in $(VENV)"
@@ -69,6 +70,14 @@ test: lint
 
 # The style (ruff's lint, the rules in pyproject.toml) and the floors of course_lib (import-linter's
 # contracts in pyproject.toml): about a second; make test runs it first.
+# A class leaderboard of the kernel lab (course_lib/kernels/leaderboard.py): SUBMITTED is nbgrader's
+# submitted/ folder; PUZZLES, ACCELERATOR and PLOT are optional.
+SUBMITTED ?= $(CLASSROOM)/submitted
+PUZZLES ?= histogram,warp_sum,conv1d
+ACCELERATOR ?= H100 SXM
+leaderboard: $(STAMP)
+	$(BIN)/python tools/leaderboard.py "$(SUBMITTED)" --puzzles "$(PUZZLES)" --accelerator "$(ACCELERATOR)" $(if $(PLOT),--plot "$(PLOT)")
+
 lint: $(STAMP)
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/lint-imports --no-cache
