@@ -356,8 +356,10 @@ plt.show()
 
 # %% [markdown]
 # Remove the barriers and the executor runs thread 0 to the end before thread 1 starts: thread 0
-# adds `s[64]` before thread 64 has stored it. Shared memory starts uninitialised (NaN here), so
-# the sums come out as NaN. The profile names the first pair of accesses that nothing ordered:
+# adds `s[64]` before thread 64 has stored it, then `s[32]`, ... and `s[1]` before thread 1 has.
+# Shared memory starts uninitialised (NaN here), so the sums come out as NaN. The profile names
+# one pair of accesses that nothing ordered, on the lowest element of the block that has one:
+# `s[1]`, written by thread 1 and read by thread 0.
 
 # %%
 @cuda.jit
@@ -381,6 +383,8 @@ print(f"correct: {no_sync.correct}; NaN sums: {int(np.isnan(no_sync.data['out'])
 for problem in no_sync.profile.problems:
     print(f"{problem.kind}: {problem.message}")
 assert not no_sync.correct and no_sync.profile.problems[0].kind == "race"
+race_text = no_sync.profile.problems[0].message
+assert "thread 1 of block 0 wrote s[1]" in race_text and "thread 0 of block 0 read s[1]" in race_text
 
 # %% [markdown]
 # A wrong answer is the lucky case. The next kernel sums the tree the other way round: thread
@@ -834,6 +838,26 @@ for design, kernel, tile, n_args in cases:
     assert traced.bytes_moved == formula.bytes_moved
 
 # %% [markdown]
+# **One kernel, two predictions.** For a 4096-cubed matmul on the H100, section 9's table and the
+# explorer print different times for the same design. Both use the same traffic formula; section
+# 9 multiplies it by the traced kernel's ratio to that formula at its small, odd size, where rows
+# straddle sector boundaries, and the explorer assumes aligned rows, as 4096 floats are. The two
+# differ by exactly that ratio:
+
+# %%
+for design, run in (("matmul (naive)", mm_naive), ("matmul (tiled)", mm_tiled)):
+    side = run.task.large["m"]
+    by_trace = predict_task(run, "H100 SXM", sizes="large")
+    by_formula = kernel_design(design, TILE, "H100 SXM", side)
+    ratio = run.profile.bytes_moved / run.task.model_bytes(run.sizes)
+    print(f"{design:15s} N = {side}: section 9 {by_trace.t_s * 1e3:6.1f} ms, explorer "
+          f"{by_formula.prediction.t_s * 1e3:6.1f} ms; traced / formula bytes at {run.sizes}: {ratio:.2f}")
+    assert np.isclose(by_trace.t_s, by_formula.prediction.t_s * ratio, rtol=1e-9)
+
+# %% [markdown]
+# The explorer's figure is the one for a real 4096-cubed launch (aligned rows, full warps); section
+# 9's is the cautious upper bound that keeps whatever the small traced launch wasted.
+#
 # Choose a design, a tile (blocks of tile x tile threads), an accelerator and the matrix side.
 # Watch the tiled matmul's traffic fall as its tile grows, and see whether its occupancy moves on
 # each accelerator. The padded tile costs a little more shared memory than the plain one, for no
