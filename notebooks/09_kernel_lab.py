@@ -1156,6 +1156,39 @@ for name, kernel, grid, block in (("a thread per row", csr_row_sums_thread, 1, 3
 assert sums["a warp per row"].simt_efficiency > sums["a thread per row"].simt_efficiency
 
 # %% [markdown]
+# ## 14. The same counts in Nsight Compute's names
+#
+# On a GPU, NVIDIA's Nsight Compute (`ncu`) measures what the trace counts here. `profile.nsight()`
+# puts each count beside the `ncu` metric it corresponds to, so that a report from a real run can
+# be read against the trace: requests and sectors of the global loads and stores, shared-memory
+# wavefronts and bank conflicts, the lanes active per instruction (the SIMT efficiency times 32),
+# the share of uniform branches, and the achieved occupancy, which a trace cannot measure (lesson
+# 01's calculator gives the theoretical one, passed in below). The names are marked
+# *unverified*: they are the ones public `ncu` scripts pass to `ncu --metrics`, not checked here
+# against NVIDIA's metrics reference; `ncu --query-metrics` on the GPU lists the real ones. No
+# GPU ran for this lesson, so no real report stands beside the trace; on one, run
+# `ncu --metrics <name>,... python my_kernel.py` and compare row by row. The unpadded and the
+# padded transpose of section 6:
+
+# %%
+from course_lib.kernels.profile import NSIGHT_METRICS, NSIGHT_STATUS
+
+for name, run in (("transpose (tile)", tiled_t), ("transpose (padded)", padded_t)):
+    occ = predict_task(run, "H100 SXM").occupancy
+    print(f"{name}:\n{run.profile.nsight(occ)}\n")
+conflicts = {name: run.profile.shared_bank_conflicts for name, run in (("tile", tiled_t), ("padded", padded_t))}
+assert conflicts["padded"] == 0 < conflicts["tile"] and NSIGHT_STATUS == "unverified"
+assert tiled_t.profile.shared_bank_conflicts == tiled_t.profile.shared_wavefronts - tiled_t.profile.shared_requests
+assert len(NSIGHT_METRICS) == len(tiled_t.profile.nsight().splitlines()) - 1
+
+# %% [markdown]
+# The trace's sectors are counted per request, as the L1's tag stage sees them, hits and misses
+# alike, so they should match `ncu`'s `l1tex__t_sectors...` wherever the compiler emits one load
+# per source access (a vectorised load would merge several). The bytes read from DRAM
+# (`dram__bytes_read.sum`, unverified too) are lower wherever the caches serve re-reads, the
+# naive matmul's above all: section 9's time is an upper bound for such kernels.
+
+# %% [markdown]
 # ## Misconceptions
 #
 # - **"A kernel that gives the right answer is correct."** The upward reduction of section 4 gave

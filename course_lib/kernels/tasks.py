@@ -60,6 +60,7 @@ SECTIONS = {
     "predict": "9. From a profile to a predicted time",
     "warp": "12. Warp-level primitives: a reduction without shared memory",
     "patterns": "13. More patterns: privatise, scan, stage a halo, tile in registers",
+    "nsight": "14. The same counts in Nsight Compute's names",
 }
 
 
