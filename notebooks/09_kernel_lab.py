@@ -22,14 +22,20 @@
 #    02), shared-memory passes (bank conflicts, lesson 03), SIMT efficiency and races;
 # 4. explain why a missing `cuda.syncthreads()` is a bug even when the output is right;
 # 5. count the global loads of a naive and a tiled matmul, match them to lesson 06's formula,
-#    and predict a kernel's time and occupancy on a real accelerator.
+#    and predict a kernel's time and occupancy on a real accelerator;
+# 6. reduce within a warp with shuffles, privatise a block's partial result in shared memory,
+#    scan, stage a halo and tile in registers (sections 12 and 13), and read the same counts in
+#    Nsight Compute's names (section 14).
 #
 # The kernels are real CUDA Python, written with numba-cuda's `@cuda.jit`. On a machine without
 # an NVIDIA GPU, `cuda` is numba's CPU simulator; either way the course runs each kernel on its
 # own traced executor (`course_lib.kernels`): one CUDA thread at a time, the threads of a block
 # in order from one barrier to the next, every array index checked and every memory access
 # recorded. A run is deterministic, so every count below is the same on every run. The same
-# kernel runs unchanged on a GPU (section 11).
+# kernel runs unchanged on a GPU (section 11). The executor also runs the warp-level primitives
+# (`cuda.syncwarp`, the `shfl_*_sync` family, `ballot_sync`, `all_sync`, `any_sync`,
+# `activemask`), with the lanes named by a mask meeting at the call; a `cuda.*` function it does
+# not run says so in one line.
 
 # %%
 import math
@@ -1242,12 +1248,22 @@ assert compulsory <= traced_bytes <= loads_bytes
 #
 # `my_work/09_kernel_lab.py`, your own copy of the exercises (`make lab` makes it; answers in
 # `solutions/09_kernel_lab.py`): one puzzle per kernel task, from the map of section 2 to
-# the online softmax, with a vector add, an outer product and a dot product with one atomic per
-# block on the way. `check("09.1", map_kernel)` and its siblings run your kernel on two random
-# sizes that no block size divides: no fault, no race, every element right, and the puzzle's cost
-# target met. Then two diagnoses of a correct but slow row sum: predict its time on narrower rows
-# than the traced ones, where a warp's lanes share sectors (09.14), and choose the change that
-# mends the version staged through shared memory (09.15).
+# the online softmax, with a vector add, an outer product and a dot product with one global atomic
+# per block on the way. `check("09.1", map_kernel)` and its siblings run your kernel on random
+# sizes that no block size divides (drawn from your identity: yours are not your neighbour's), on
+# fewer elements than one block and on the puzzle's adversarial data (rows far from zero whose
+# exponentials overflow, rows shorter than a warp with masked -inf entries, sizes of one): no
+# fault, no race, no read of an output before it is written, every element right, and the
+# puzzle's cost target met. A failure says which kind it is and names the misconception it most
+# likely comes from, with the section to read again. Then two diagnoses of a correct but slow row
+# sum: predict its time on narrower rows than the traced ones, where a warp's lanes share sectors
+# (09.14), and choose the change that mends the version staged through shared memory (09.15).
+# Last, nine design puzzles whose kernels this lesson does not print, each taught by a
+# neighbouring example of sections 12 and 13: a privatised histogram (09.16), a block scan and a
+# scan of the whole array (09.17, 09.18), a warp-shuffle sum with no shared memory (09.19), a
+# register-tiled matmul (09.20), an INT8 GEMV with scales (09.21), a fused RMSNorm (09.22), a CSR
+# sparse matrix-vector product (09.23) and a convolution with a halo (09.24). `make leaderboard`
+# ranks a class's passing kernels by the time their own traces predict.
 #
 # ## Key points
 #
@@ -1261,6 +1277,9 @@ assert compulsory <= traced_bytes <= loads_bytes
 #   its 32-way bank conflict (lesson 03's $\gcd(s, 32)$).
 # - Tiling a matmul cuts global loads from $2mkn$ to lesson 06's
 #   $mk\lceil n/T\rceil + kn\lceil m/T\rceil$.
+# - The lanes of a warp exchange registers with `shfl_*_sync`; every lane its mask names must
+#   reach the call. A block's partial results go in shared memory first (shared atomics stay in
+#   the SM), then one global atomic or store per block.
 # - Predicted time = $\max(F/\pi_{32}, Q/\beta)$ with $Q$ the sectors moved: exact when each
 #   sector is touched once, an upper bound when the caches would help. Occupancy is a separate
 #   check, and a bigger block does not mean a higher one.
