@@ -396,7 +396,8 @@ check("09.15", change)
 #
 # The lesson does not print these kernels. Each names the section whose neighbouring example
 # teaches the technique; the check's messages name the section again when a kernel fails.
-#
+
+# %% [markdown]
 # ### Exercise 09.16 (histogram): privatise, then merge
 #
 # Write `histogram_kernel(x, bins)`: `x` holds int32 values from 0 to `NBINS` - 1 = 63, and
@@ -409,7 +410,7 @@ check("09.15", change)
 # %%
 @cuda.jit
 def histogram_kernel(x, bins):
-    raise NotImplementedError("exercise 09.16: Design puzzles (09.16 to 09.24)")
+    raise NotImplementedError("exercise 09.16: privatise, then merge")
 
 
 check("09.16", histogram_kernel)

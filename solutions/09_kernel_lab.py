@@ -597,7 +597,8 @@ check("09.15", change)
 #
 # The lesson does not print these kernels. Each names the section whose neighbouring example
 # teaches the technique; the check's messages name the section again when a kernel fails.
-#
+
+# %% [markdown]
 # ### Exercise 09.16 (histogram): privatise, then merge
 #
 # Write `histogram_kernel(x, bins)`: `x` holds int32 values from 0 to `NBINS` - 1 = 63, and
