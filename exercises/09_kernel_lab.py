@@ -477,7 +477,7 @@ check("09.19", warp_sum_kernel)
 # variables. Stage `k` in steps of `RT_K` = 8: a 16 x 8 tile of `a` and an 8 x 16 tile of `b` in
 # shared memory. **Cost targets:** global loads at most the plain 16 x 16 tiled kernel's count
 # (09.11, lesson 06's formula), and at most one shared-memory read per multiply-add (09.11's
-# kernel makes two). Section 13 shows the idea on a 1 x 2 micro-tile of a vector product.
+# kernel makes two). Section 13 shows the idea on the outer product, two outputs per thread.
 
 # %%
 @cuda.jit

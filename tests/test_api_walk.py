@@ -85,6 +85,16 @@ SKIP_CALLABLES = {
     "course_lib.exercises.mastery.gradebook_statuses": "reads an nbgrader gradebook.db file (tests/test_mastery.py "
                                              "builds one)",
     "course_lib.exercises.mastery.class_mastery": "reads an nbgrader gradebook.db file (tests/test_mastery.py)",
+    "course_lib.kernels.leaderboard.leaderboard": "reads a classroom's submitted/ folder and checks each "
+                                                  "learner's kernels (tests/test_kernels_leaderboard.py)",
+    "course_lib.kernels.leaderboard.kernel_from_notebook": "executes a learner's kernel definition "
+                                                           "(tests/test_kernels_leaderboard.py)",
+    "course_lib.plots.leaderboard.plot_leaderboard": "draws a leaderboard() of a classroom folder "
+                                                     "(tests/test_kernels_leaderboard.py)",
+    "course_lib.kernels.leaderboard.Entry": "a record inside a Leaderboard",
+    "course_lib.kernels.leaderboard.Leaderboard": "a record leaderboard() returns",
+    "course_lib.kernels.tasks.Case": "a lab check case written by the course's authors",
+    "course_lib.kernels.tasks.Mistake": "a lab misconception written by the course's authors",
 }
 #: Dataclasses a learner builds (walked, although a function also returns them). Any other
 #: dataclass a public function returns is a result record: built by the library, not walked.
@@ -258,6 +268,7 @@ OVERRIDES = {
     "course_lib.economics.serving_curve": dict(batches=[1, 8, 64]),
     "course_lib.economics.kv_cache_bytes_per_token": dict(bytes_per_element=2),
     "course_lib.kernels.profile.profile_trace": dict(trace=_TRACE),
+    "course_lib.kernels.profile.uninitialized_output_read": dict(trace=_TRACE, names=("out",)),
     "course_lib.kernels.warp.warp_lane_timeline": dict(trace=_TRACE),
     "course_lib.kernels.warp.warp_access": dict(trace=_TRACE, line=_add_line),
     "course_lib.kernels.warp.warp_access_cost": dict(trace=_TRACE, line=_add_line),
