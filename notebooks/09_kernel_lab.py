@@ -350,13 +350,22 @@ assert sum_prof.barriers == 1 + int(math.log2(BLOCK))
 # %% [markdown]
 # Warp 0 over time: the tree halves the active threads at each step, and once fewer than 32
 # threads remain, warp 0 runs on with most of its lanes idle (lesson 02's picture, from a real
-# kernel).
+# kernel). `warp_lane_timeline(trace, warp=w)` gives any warp's: the other warps of a block skip
+# the additions all together once the stride falls below their first thread, so they issue fewer
+# instructions and never diverge.
 
 # %%
 timeline = warp_lane_timeline(sum_prof.trace, warp=0)
 print(f"warp 0 issued {timeline.issued} instructions with {timeline.active_slots} active lane-slots "
       f"({timeline.simt_efficiency:.0%} of {32 * timeline.issued})")
 assert timeline.issued == sum_prof.issued_per_warp[0] and timeline.active_slots == sum_prof.slots_per_warp[0]
+# Any warp has its timeline. Warps 1 to 3 of a block take the tree's branch all together (all
+# their lanes in, or all out), so they never diverge.
+for w in (1, 3, sum_prof.n_warps - 1):
+    other = warp_lane_timeline(sum_prof.trace, warp=w)
+    print(f"warp {w:2d}: {other.issued} instructions, {other.simt_efficiency:.0%} of lane-slots active")
+    assert other.issued == sum_prof.issued_per_warp[w] and other.active_slots == sum_prof.slots_per_warp[w]
+    assert other.issued < timeline.issued and other.simt_efficiency == 1.0
 fig = plot_warp_lanes(timeline)
 plt.show()
 
