@@ -1,0 +1,62 @@
+"""Which Triton runs: compiled for the GPU when CUDA is usable, otherwise Triton's CPU interpreter.
+
+Triton reads ``TRITON_INTERPRET`` when a kernel is *defined* (``@triton.jit`` returns an
+interpreted function when it is set). So this module decides before any kernel exists: with no
+CUDA device that PyTorch can use, it sets the variable to ``1`` (never overriding a value the user
+set), and ``course_lib.tiles`` imports triton only afterwards. A learner writes
+``from course_lib.tiles import triton, tl`` and never needs to know.
+
+The interpreter runs each program instance of a launch one after another, in NumPy, on the CPU,
+on **torch tensors** (NumPy arrays fail inside it). The course's profiler
+(``course_lib.tiles.profile``) always runs a kernel on the interpreter, so a kernel can be
+checked and costed on a laptop and timed, unchanged, on a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["cuda_usable", "select_interpreter", "interpreter_selected", "require_triton"]
+
+TRITON_MISSING = ("lesson 10 needs the packages torch and triton (PyPI ships triton for Linux only); "
+                  "`make install` installs both, or run the lesson in Colab, whose runtime has them")
+
+
+def cuda_usable() -> bool:
+    """True when PyTorch sees a CUDA device (so Triton can compile for it)."""
+    if os.environ.get("COURSE_FORCE_SIMULATOR") == "1":
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
+def select_interpreter() -> bool:
+    """Choose the interpreter unless CUDA is usable; True when the interpreter is (to be) used.
+
+    Must run before any ``@triton.jit`` kernel is defined; afterwards it only reports the choice.
+    """
+    if "TRITON_INTERPRET" not in os.environ and not cuda_usable():
+        os.environ["TRITON_INTERPRET"] = "1"
+    return interpreter_selected()
+
+
+def interpreter_selected() -> bool:
+    """True when ``@triton.jit`` makes interpreted kernels (``TRITON_INTERPRET`` is set and true)."""
+    if "triton" in sys.modules:
+        from triton import knobs
+        return bool(knobs.runtime.interpret)
+    return os.environ.get("TRITON_INTERPRET", "0").strip().lower() in ("1", "true", "on", "yes")
+
+
+def require_triton():
+    """Import triton, or a clear ImportError saying how to get it."""
+    try:
+        import torch  # noqa: F401
+        import triton
+    except ImportError as exc:
+        raise ImportError(f"{TRITON_MISSING} ({exc})") from exc
+    return triton
