@@ -413,10 +413,10 @@ def _install(rec, builder, reduce_cls):
     apply = reduce_cls.apply
 
     def counted_apply(self, input):
-        first = input[0] if isinstance(input, tuple) else input
-        data = first.handle.data
-        if data.dtype.kind == "f":
-            rec.elem_flops += data.size
+        if isinstance(input, tuple):        # apply(x) calls apply((x,)): count the inner call only
+            data = input[0].handle.data
+            if data.dtype.kind == "f":
+                rec.elem_flops += data.size
         return apply(self, input)
     put(reduce_cls, "apply", counted_apply)
     return saved

@@ -40,6 +40,13 @@ def select_interpreter() -> bool:
     Must run before any ``@triton.jit`` kernel is defined; afterwards it only reports the choice.
     """
     if "TRITON_INTERPRET" not in os.environ and not cuda_usable():
+        if "triton.language" in sys.modules:
+            # triton.language's own jit functions (tl.sum, tl.max, ...) were built compiled: a kernel
+            # interpreted now would fail inside them with "Cannot call @triton.jit'd outside ...".
+            raise RuntimeError(
+                "triton was imported before course_lib.tiles, without TRITON_INTERPRET=1, on a machine "
+                "with no usable CUDA GPU: restart the kernel and import course_lib.tiles first (it "
+                "selects Triton's CPU interpreter), or set TRITON_INTERPRET=1 before importing triton")
         os.environ["TRITON_INTERPRET"] = "1"
     return interpreter_selected()
 
