@@ -493,11 +493,12 @@ def profile_launch(kernel, grid, *args, **kwargs) -> TileProfile:
     finally:
         _uninstall(saved)
     seconds = time.perf_counter() - t0
-    for original, view in pairs:
-        original.copy_(view)
-    del buf
     reads = rec.per_tensor(rec.read_addr, rec.read_pos)
     writes = rec.per_tensor(rec.write_addr, rec.write_pos)
+    for (original, view), s in zip(pairs, staged):
+        if writes[s.name][1].size:          # only what the kernel stored to: inputs stay untouched
+            original.copy_(view)
+    del buf
     tensors = []
     for s in staged:
         r_off, w_off = reads[s.name][1], writes[s.name][1]
