@@ -28,6 +28,7 @@ from course_lib.hardware import get_accelerator  # noqa: E402
 from course_lib.roofline import Kernel, place_kernel  # noqa: E402
 from course_lib.tiles import interpreter_selected, tl, triton  # noqa: E402
 from course_lib.tiles import kernels as K  # noqa: E402
+from course_lib.tiles.order import grouped_matmul_traffic, tile_order  # noqa: E402
 from course_lib.tiles.profile import (TileAccessError, precision_of, predict_tiles, profile_launch,  # noqa: E402
                                       read_map)
 from course_lib.tiling import tiled_matmul_traffic  # noqa: E402
@@ -213,9 +214,15 @@ def test_grouped_order_reads_less_per_wave_and_the_same_in_total():
     assert flat.hbm_bytes(4) == 4 * k * (m + 4 * n) + c_bytes
     assert grouped.hbm_bytes(4) == 4 * k * (2 * m + 2 * n) + c_bytes
     assert flat.hbm_bytes(16) == grouped.hbm_bytes(16) == flat.distinct_bytes
-    tiles = K.program_tiles(m, n, 32, 32, 2)
+    tiles = tile_order(m, n, 32, 32, 2)
     assert tiles.shape == (16, 2) and len({tuple(t) for t in tiles}) == 16
     assert [tuple(t) for t in tiles[:5]] == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2)]
+    # the launch-free model equals the traced launch, wave by wave
+    for g, prof in ((1, flat), (2, grouped)):
+        for w in (1, 3, 4, 16):
+            model = grouped_matmul_traffic(m, k, n, 32, 32, g, w, bytes_per_element=4)
+            assert model.bytes_waves == prof.hbm_bytes(w), (g, w)
+            assert model.bytes_no_reuse == prof.bytes_moved
 
 
 @pytest.mark.parametrize("causal", [False, True])

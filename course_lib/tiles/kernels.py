@@ -27,7 +27,7 @@ from .profile import profile_launch
 __all__ = [
     "scale_shift_kernel", "scale_shift", "softmax_kernel", "softmax", "softmax_unfused", "softmax_bytes",
     "softmax_unfused_bytes", "row_max_kernel", "exp_sub_kernel", "row_sum_kernel", "row_div_kernel",
-    "rmsnorm_kernel", "rmsnorm", "rmsnorm_bytes", "matmul_kernel", "matmul", "program_tiles",
+    "rmsnorm_kernel", "rmsnorm", "rmsnorm_bytes", "matmul_kernel", "matmul",
     "flash_attention_kernel", "flash_attention", "int8_matmul_kernel", "int8_matmul", "quantize_weights",
     "next_pow2",
 ]
@@ -263,20 +263,6 @@ def matmul(a, b, block_m=32, block_n=32, block_k=32, group_m=1) -> tuple:
     prof = profile_launch(matmul_kernel, grid, a, b, c, m, n, k, BLOCK_M=blocks[0], BLOCK_N=blocks[1],
                           BLOCK_K=blocks[2], GROUP_M=group_m)
     return c, prof
-
-
-def program_tiles(m, n, block_m, block_n, group_m=1) -> np.ndarray:
-    """``(pid_m, pid_n)`` of each program in launch order, by the same arithmetic as
-    :func:`matmul_kernel` (a NumPy copy, so the picture needs no launch)."""
-    m, n = check_int("m", m, min_value=1), check_int("n", n, min_value=1)
-    bm, bn = check_int("block_m", block_m, min_value=1), check_int("block_n", block_n, min_value=1)
-    g = check_int("group_m", group_m, min_value=1)
-    n_m, n_n = -(-m // bm), -(-n // bn)
-    pid = np.arange(n_m * n_n)
-    per_group = g * n_n
-    first_m = (pid // per_group) * g
-    rows = np.minimum(n_m - first_m, g)
-    return np.stack([first_m + (pid % per_group) % rows, (pid % per_group) // rows], axis=1)
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from .select import require_triton
 
 __all__ = [
     "TileAccessError", "TensorTraffic", "TileProfile", "profile_launch", "run_checked",
-    "TilePrediction", "predict_tiles", "precision_of", "read_map",
+    "TilePrediction", "predict_tiles", "precision_of", "read_map", "TileReads", "tile_reads",
 ]
 
 #: Each tensor starts at a multiple of this many bytes in the staging buffer.
@@ -544,6 +544,40 @@ def read_map(profile: TileProfile, tensor: str, programs=None) -> np.ndarray:
     key = np.unique(pos * (rows * cols) + off)        # one count per (program, element)
     counts = np.bincount(key % (rows * cols), minlength=rows * cols)
     return counts.reshape(rows, cols)
+
+
+@dataclass(frozen=True)
+class TileReads:
+    """Read maps of several 2D tensors for one set of programs (for ``plot_tile_reads``)."""
+
+    kernel_name: str
+    programs: tuple                  # launch positions
+    maps: dict                       # tensor name -> counts array (its shape)
+    bytes_read: dict                 # by those programs, tensor name -> bytes (no reuse)
+    distinct_bytes: dict             # tensor name -> distinct bytes those programs read
+
+    def describe_programs(self) -> str:
+        p = self.programs
+        if len(p) > 2 and p == tuple(range(p[0], p[-1] + 1)):
+            return f"{p[0]}..{p[-1]}"
+        return ", ".join(str(x) for x in p)
+
+
+def tile_reads(profile: TileProfile, tensors, programs) -> TileReads:
+    """The read maps of ``tensors`` (names of 2D arguments) by ``programs`` (launch positions)."""
+    if isinstance(tensors, str):
+        tensors = (tensors,)
+    programs = tuple(int(p) for p in programs)
+    if not programs:
+        raise ValueError("programs must name at least one launch position")
+    maps, read, distinct = {}, {}, {}
+    for name in tensors:
+        t = profile.tensor(name)
+        counts = read_map(profile, name, programs)
+        maps[name] = counts
+        read[name] = int(counts.sum()) * t.itemsize
+        distinct[name] = int(np.count_nonzero(counts)) * t.itemsize
+    return TileReads(profile.kernel_name, programs, maps, read, distinct)
 
 
 # --------------------------------------------------------------------------------------------
