@@ -29,8 +29,17 @@ __all__ = [
     "softmax_unfused_bytes", "row_max_kernel", "exp_sub_kernel", "row_sum_kernel", "row_div_kernel",
     "rmsnorm_kernel", "rmsnorm", "rmsnorm_bytes", "matmul_kernel", "matmul",
     "flash_attention_kernel", "flash_attention", "int8_matmul_kernel", "int8_matmul", "quantize_weights",
-    "next_pow2",
+    "next_pow2", "kernel_source",
 ]
+
+
+def kernel_source(kernel) -> str:
+    """The Python source of a ``@triton.jit`` kernel, decorator included (for showing in a lesson)."""
+    import inspect
+    fn = getattr(kernel, "fn", kernel)
+    if not callable(fn):
+        raise TypeError(f"kernel must be a @triton.jit function, got {type(kernel).__name__}")
+    return inspect.getsource(fn).rstrip()
 
 
 def next_pow2(n: int) -> int:

@@ -467,6 +467,10 @@ def profile_launch(kernel, grid, *args, **kwargs) -> TileProfile:
     reads 8000 bytes and writes 4000, and does 1000 FLOP.
     """
     require_triton()
+    from .select import interpreter_selected
+    if not interpreter_selected():
+        raise RuntimeError("the profiler runs kernels on Triton's interpreter, and this process compiles them "
+                           "(TRITON_INTERPRET=0): unset it and restart to profile")
     from triton.runtime import interpreter as _interp
     fn = _interpreted(kernel)
     py_fn = fn.fn

@@ -1,10 +1,16 @@
-"""Which Triton runs: compiled for the GPU when CUDA is usable, otherwise Triton's CPU interpreter.
+"""Which Triton runs: its CPU interpreter, unless the user asked for the compiler.
 
 Triton reads ``TRITON_INTERPRET`` when a kernel is *defined* (``@triton.jit`` returns an
-interpreted function when it is set). So this module decides before any kernel exists: with no
-CUDA device that PyTorch can use, it sets the variable to ``1`` (never overriding a value the user
-set), and ``course_lib.tiles`` imports triton only afterwards. A learner writes
-``from course_lib.tiles import triton, tl`` and never needs to know.
+interpreted function when it is set), and triton.language's own functions (``tl.sum``,
+``tl.max``...) are defined once, when triton is imported. So the mode is fixed for the whole
+process at import, and this module decides before that: it sets the variable to ``1`` unless the
+user set it (``TRITON_INTERPRET=0`` asks for compiled kernels). ``course_lib.tiles`` imports triton
+only afterwards. A learner writes ``from course_lib.tiles import triton, tl`` and never needs to know.
+
+The interpreter is chosen on a GPU machine too, unlike lesson 09's numba simulator: the profile
+and every check need it, and a process cannot hold both kinds of ``tl.sum``. Timing on a real
+GPU (``course_lib.tiles.measure``) therefore runs the same kernels compiled in a process of
+their own, started with ``TRITON_INTERPRET=0``.
 
 The interpreter runs each program instance of a launch one after another, in NumPy, on the CPU,
 on **torch tensors** (NumPy arrays fail inside it). The course's profiler
@@ -35,17 +41,17 @@ def cuda_usable() -> bool:
 
 
 def select_interpreter() -> bool:
-    """Choose the interpreter unless CUDA is usable; True when the interpreter is (to be) used.
+    """Choose the interpreter unless TRITON_INTERPRET is set; True when it is (to be) used.
 
     Must run before any ``@triton.jit`` kernel is defined; afterwards it only reports the choice.
     """
-    if "TRITON_INTERPRET" not in os.environ and not cuda_usable():
+    if "TRITON_INTERPRET" not in os.environ:
         if "triton.language" in sys.modules:
             # triton.language's own jit functions (tl.sum, tl.max, ...) were built compiled: a kernel
             # interpreted now would fail inside them with "Cannot call @triton.jit'd outside ...".
             raise RuntimeError(
-                "triton was imported before course_lib.tiles, without TRITON_INTERPRET=1, on a machine "
-                "with no usable CUDA GPU: restart the kernel and import course_lib.tiles first (it "
+                "triton was imported before course_lib.tiles, without TRITON_INTERPRET=1: restart the "
+                "kernel and import course_lib.tiles first (it "
                 "selects Triton's CPU interpreter), or set TRITON_INTERPRET=1 before importing triton")
         os.environ["TRITON_INTERPRET"] = "1"
     return interpreter_selected()
