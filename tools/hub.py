@@ -26,7 +26,6 @@ Users: ``gpuc-instructor`` (hub admin, in the course's nbgrader ``inbound`` grou
 from __future__ import annotations
 
 import argparse
-import grp
 import json
 import os
 import pwd
