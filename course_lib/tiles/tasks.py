@@ -107,6 +107,15 @@ def _sizes_text(sizes) -> str:
 def check_tile_kernel(task: TileTask, kernel, seed=0) -> list[TileRun]:
     """Check ``kernel`` on three cases; raise :class:`TileCheckError` on the first problem."""
     __tracebackhide__ = True
+    import inspect
+    fn = getattr(kernel, "fn", None)
+    if fn is None or not callable(fn):
+        raise TypeError(f"{task.name}: expected a @triton.jit kernel, got {type(kernel).__name__}")
+    theirs = list(inspect.signature(fn).parameters)
+    wanted = [p.split(":")[0].strip() for p in task.signature.split("(", 1)[1].rstrip(")").split(",")]
+    if theirs != wanted:
+        raise TileCheckError(f"{task.name}: the kernel's parameters are ({', '.join(theirs)}); the puzzle's "
+                             f"are ({', '.join(wanted)})")
     rng = np.random.default_rng(_seed(task.name, seed))
     first = task.sizes(rng)
     second = task.sizes(rng)
