@@ -450,8 +450,8 @@ GROUPED_MATMUL = TileTask(
     targets=(CostTarget(f"HBM bytes in waves of {WAVE} programs", lambda p, s: p.hbm_bytes(WAVE),
                         lambda s: grouped_matmul_traffic(s["M"], s["K"], s["N"], BLOCK_2D, BLOCK_2D, GROUP_M, WAVE,
                                                          bytes_per_element=4).bytes_waves,
-                        f"programs in row-major order: map pid to (pid_m, pid_n) so that each group of "
-                        f"GROUP_M tile rows is walked column by column"),
+                        "programs in row-major order: map pid to (pid_m, pid_n) so that each group of "
+                        "GROUP_M tile rows is walked column by column"),
              CostTarget("bytes moved (no reuse)", _total_bytes, lambda s: _mm_bytes(s, bias=False),
                         "a tile loaded more than once per K step")),
     atol=1e-3, rtol=1e-4, adversarial_text="a second draw of sizes")
