@@ -428,10 +428,15 @@ if has_gpu:
 # ## Exercises
 #
 # `my_work/10_tile_kernels.py`, your own copy of the exercises (`make lab` makes it; answers in
-# `solutions/10_tile_kernels.py`): Triton puzzles from a masked map to FlashAttention and a
-# quantized matmul. Each lesson section shows its technique on a neighbouring problem. `check`
-# runs your kernel on random sizes that no block divides, with adversarial values, and holds it
-# to a cost target in bytes.
+# `solutions/10_tile_kernels.py`): ten Triton puzzles. A masked leaky ReLU (10.1) and a 2D outer
+# sum (10.2) practise section 2's masks; a row sum (10.3) and a softmax (10.5) over rows longer
+# than one block need a loop over the row, the second an online max and rescaled sum; a fused
+# LayerNorm (10.4) and cross-entropy (10.10) follow section 4's RMSNorm; a matmul with a fused
+# bias and ReLU (10.6) and one in grouped order (10.7) follow section 5; sliding-window attention
+# (10.8) follows section 6; a matmul with INT4 weights packed two per byte (10.9) follows
+# section 7. `check` runs your kernel on random sizes that no block divides, again with
+# adversarial values (large magnitudes, a large mean, rows a window leaves empty), and on a size
+# smaller than one block, and holds it to a cost target in bytes.
 #
 # ## Key points
 #
