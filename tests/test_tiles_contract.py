@@ -22,12 +22,13 @@ def _interp():
 
 
 @triton.jit
-def _plain_and_block_ptr(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+def _plain_and_descriptor(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    a = tl.load(x_ptr + offs)                                       # no mask: create_load
-    bp = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (BLOCK,), (0,))
-    b = tl.load(bp, boundary_check=(0,), padding_option="zero")    # block pointer
-    tl.store(y_ptr + offs, a + b)                                   # no mask: create_store
+    rows = tl.arange(0, 2)
+    a = tl.load(x_ptr + rows[:, None] * BLOCK + offs[None, :])              # no mask: create_load
+    desc = tl.make_tensor_descriptor(x_ptr, shape=[2, n], strides=[BLOCK, 1], block_shape=[2, BLOCK])
+    b = desc.load([0, 0])                                                   # a tensor descriptor: bounds as a mask
+    tl.store(y_ptr + rows[:, None] * BLOCK + offs[None, :], a + b)          # no mask: create_store
 
 
 def test_the_builder_has_the_methods_the_profiler_wraps():
@@ -42,15 +43,16 @@ def test_the_builder_has_the_methods_the_profiler_wraps():
     assert issubclass(interp.InterpreterError, Exception)
 
 
-@pytest.mark.filterwarnings("ignore:tl.make_block_ptr is deprecated")
-def test_unmasked_and_block_pointer_accesses_pass_through_the_masked_methods():
-    x = torch.arange(16, dtype=torch.float32)
-    y = torch.empty(16)
-    prof = profile_launch(_plain_and_block_ptr, (1,), x, y, 12, BLOCK=16)
-    assert torch.equal(y[:12], 2 * x[:12]) and torch.equal(y[12:], x[12:])
+def test_unmasked_and_descriptor_accesses_pass_through_the_masked_methods():
+    x = torch.arange(32, dtype=torch.float32)
+    y = torch.empty(32)
+    prof = profile_launch(_plain_and_descriptor, (1,), x, y, 12, BLOCK=16)
+    want = x.clone()
+    want[:12], want[16:28] = 2 * x[:12], 2 * x[16:28]
+    assert torch.equal(y, want)
     assert prof.loads == 2 and prof.stores == 1
-    assert prof.tensor("x_ptr").bytes_read == 4 * (16 + 12)         # the block pointer's bound is a mask
-    assert prof.elementwise_flops == 16
+    assert prof.tensor("x_ptr").bytes_read == 4 * (32 + 24)          # the descriptor's bound is a mask
+    assert prof.elementwise_flops == 32
 
 
 def test_every_program_sets_its_grid_index_and_exceptions_keep_their_cause():

@@ -373,13 +373,13 @@ def _install(rec, builder, reduce_cls):
     masked_load, masked_store = cls.create_masked_load, cls.create_masked_store
     set_grid_idx, dot = cls.set_grid_idx, cls.create_dot
 
-    def create_masked_load(ptrs, mask, other, *rest):
+    def create_masked_load(ptrs, mask, other, *rest, **kw):      # tensor descriptors pass keywords
         rec.access(ptrs, mask, "load")
-        return masked_load(builder, ptrs, mask, other, *rest)
+        return masked_load(builder, ptrs, mask, other, *rest, **kw)
 
-    def create_masked_store(ptrs, value, mask, *rest):
+    def create_masked_store(ptrs, value, mask, *rest, **kw):
         rec.access(ptrs, mask, "store")
-        return masked_store(builder, ptrs, value, mask, *rest)
+        return masked_store(builder, ptrs, value, mask, *rest, **kw)
 
     def create_set_grid_idx(x, y, z):
         rec.set_program(x, y, z)
