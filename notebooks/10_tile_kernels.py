@@ -232,6 +232,7 @@ print(f"no reuse (lesson 06) {grouped_big.bytes_no_reuse / 1e9:.2f} GB; waves of
       f"{flat_big.bytes_waves / 1e9:.3f} GB, GROUP_M = 8 {grouped_big.bytes_waves / 1e9:.3f} GB; "
       f"floor {grouped_big.min_bytes / 1e9:.3f} GB")
 assert grouped_big.bytes_no_reuse == tiled_matmul_traffic(4096, 4096, 4096, 128, bytes_per_element=2).bytes_moved
+assert grouped_big.programs == 1024 and grouped_big.waves == 8 and grouped_big.bytes_waves < flat_big.bytes_waves
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), gridspec_kw={"width_ratios": (1, 1.3)})
 fig.subplots_adjust(left=0.05, right=0.98, bottom=0.14, top=0.9, wspace=0.22)
 plot_grouped_order(grouped_big, ax=axes[0])
