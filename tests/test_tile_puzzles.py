@@ -31,11 +31,10 @@ def test_every_task_has_an_exercise_a_solution_and_two_broken_kernels():
 
 @pytest.mark.parametrize("task", sorted(GOOD))
 def test_the_solution_passes(task):
+    # check(...) itself runs in solutions/10_tile_kernels.py under nbval; here another learner's sizes
     start = time.perf_counter()
-    line = check(BY_TASK[task], GOOD[task])
-    assert line is None or "correct" in str(line)
     runs = check_tile_kernel(TASKS[task], GOOD[task], seed="another learner")
-    assert len(runs) == 3 and runs[1].adversarial
+    assert len(runs) == 3 and runs[1].adversarial and not runs[2].adversarial
     assert time.perf_counter() - start < 60                      # 3 s goal on an idle machine: tools/bench.py
 
 
