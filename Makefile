@@ -9,6 +9,12 @@ PORT   ?= 8888
 # The exact versions the tests pass with. `make test LOCK=` installs without it (newest allowed).
 LOCK   ?= requirements/lock.txt
 PIP_LOCK := $(if $(LOCK),-c $(LOCK))
+# Lesson 10 needs PyTorch. From PyPI, Linux's torch is a CUDA build (several GB with its NVIDIA
+# libraries). `make install TORCH_INDEX=https://download.pytorch.org/whl/cpu` takes PyTorch's CPU
+# build instead (about 0.2 GB to download): pip then finds torch 2.13.0+cpu, which the lock's
+# torch==2.13.0 admits. Empty by default, so no index beyond pip's own is ever asked.
+TORCH_INDEX ?=
+PIP_TORCH := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 # A separate environment with the newest releases pyproject.toml allows (`make test-latest`).
 LATEST_VENV ?= .venv-latest
 # Where the course lives on GitHub: the Colab, Binder and download links are built from it.
@@ -44,7 +50,7 @@ help:
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(PIP_LOCK) -e ".[test]"
+	$(BIN)/python -m pip install --quiet $(PIP_LOCK) $(PIP_TORCH) -e ".[test]"
 	$(BIN)/python -m course_lib.setup_lab
 	@touch $(STAMP)
 
@@ -171,14 +177,15 @@ site: $(SITE_STAMP) build/vendor/node_modules/mathjax/es5/tex-mml-chtml.js
 	  --mathjax build/vendor/node_modules/mathjax
 	$(BIN)/python tools/check_site.py build/site
 
-# The lock is what $(VENV) holds (the course itself, installed editable, left out). Install the e2e
+# The lock is what $(VENV) holds (the course itself, installed editable, left out). A CPU build's
+# local label (torch 2.13.0+cpu) is dropped: the pin must also match PyPI's build of that release. Install the e2e
 # and site extras first (make e2e site) so the lock covers them too.
 lock:
 	@test -x $(BIN)/python || { echo "no $(VENV): run make install first"; exit 1; }
 	@mkdir -p $(dir $(LOCK))
 	@{ echo "# Exact versions the course's tests pass with (Linux, CPython 3.11; extras test, e2e and site)."; \
 	   echo "# Written by 'make lock' from $(VENV). Newer releases: make test-latest && make lock VENV=$(LATEST_VENV)"; \
-	   $(BIN)/python -m pip freeze --exclude-editable; } > $(LOCK).tmp
+	   $(BIN)/python -m pip freeze --exclude-editable | sed -e 's/+cpu$$//'; } > $(LOCK).tmp
 	@mv $(LOCK).tmp $(LOCK)
 	@echo "wrote $(LOCK): $$(grep -c '==' $(LOCK)) pins"
 
@@ -186,7 +193,7 @@ lock:
 test-latest:
 	@test -x $(LATEST_VENV)/bin/python || $(PYTHON) -m venv $(LATEST_VENV)
 	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[test]"
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager $(PIP_TORCH) -e ".[test]"
 	$(LATEST_VENV)/bin/python -m course_lib.setup_lab
 	@touch $(LATEST_VENV)/.installed
 	$(MAKE) test VENV=$(LATEST_VENV) LOCK=

@@ -275,8 +275,9 @@ if _nbval_plugin is not None:
                                          kind="explorer first", first=first, second=second)
 
 
-#: Solutions whose second, reversed pass would cost seconds (lesson 09 runs the CUDA simulator).
-_SLOW_SOLUTIONS = ("09_",)
+#: Solutions whose second, reversed pass would cost seconds (lesson 09 runs the CUDA simulator,
+#: lesson 10 Triton's interpreter; each puzzle's check is already tested in its own file).
+_SLOW_SOLUTIONS = ("09_", "10_")
 
 if _nbval_plugin is not None:
     class SolutionNbFile(JupytextNbFile):
@@ -298,8 +299,8 @@ if _nbval_plugin is not None:
 # to be slow, then the rest by number of items; the order inside a file is unchanged. A file
 # missing from the list is only scheduled later, never skipped.
 _SLOW_TEST_FILES = ("test_exercises_robust.py", "test_nbgrader.py", "test_api_walk.py", "test_exercises.py",
-                    "test_checks.py", "test_widgets_controls.py", "test_kernels.py", "test_checks_feedback.py",
-                    "test_mastery.py")
+                    "test_tile_puzzles.py", "test_checks.py", "test_widgets_controls.py", "test_kernels.py",
+                    "test_tiles.py", "test_tiles_torch.py", "test_checks_feedback.py", "test_mastery.py")
 
 
 def pytest_configure(config):

@@ -61,6 +61,10 @@ OBSCURE_LIMIT = 0.01
 SKIP_MODULES = {
     "course_lib.exercises": "writes, copies and executes learner files (tests/test_exercises.py)",
     "course_lib.setup_lab": "writes JupyterLab settings into the environment (tests/test_setup_lab.py)",
+    "course_lib.tiles": "launches Triton's interpreter (seconds a call) on torch tensors; its bad arguments are "
+                        "tested in tests/test_tiles*.py",
+    "course_lib.plots.tiles": "draws course_lib.tiles results (tests/test_tiles_plots.py)",
+    "course_lib.widgets.tiles": "wires course_lib.tiles (tests/test_tiles_plots.py)",
 }
 SKIP_CALLABLES = {
     "course_lib.kernels.sim.select_simulator": "process-wide switch made once at import",

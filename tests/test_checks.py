@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from course_lib.exercises import feedback, registry, variants
 from course_lib.exercises.feedback import ExerciseError
 from course_lib.exercises.registry import check, get_exercise, hint, list_exercises
-from course_lib.exercises.types import ChoiceExercise, FunctionExercise, KernelExercise, ValueExercise
+from course_lib.exercises.types import (ChoiceExercise, FunctionExercise, KernelExercise, TileKernelExercise,
+                                        ValueExercise)
 from course_lib.hardware import get_accelerator
 
 RNG = np.random.default_rng(20240604)
@@ -368,6 +369,10 @@ def test_every_registered_exercise_is_well_formed(exercise_id):
         assert "@cuda.jit" in ex.form and len(ex.hints) >= 2
         n_cases = len(TASKS[ex.task].cases) if ex.cases is None else ex.cases
         assert n_cases >= 3, f"{exercise_id}: check a kernel on random, small and adversarial sizes"
+    elif isinstance(ex, TileKernelExercise):
+        from course_lib.tiles.tasks import TASKS          # torch and triton: the check runs in test_tile_puzzles
+        assert ex.task in TASKS, f"{exercise_id}: no tile task {ex.task!r}"
+        assert "@triton.jit" in ex.form and len(ex.hints) >= 2
     else:
         cases = ex.cases()
         assert len(cases) >= 3, f"{exercise_id}: check a function on at least three inputs"

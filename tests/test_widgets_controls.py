@@ -12,7 +12,7 @@ import ipywidgets as widgets  # noqa: E402
 import pytest  # noqa: E402
 
 from course_lib.widgets import (economics, formats, kernels, latency, memory, parallelism,  # noqa: E402
-                                roofline, simt, tiling)
+                                roofline, simt, tiles, tiling)
 from course_lib.widgets._base import render_png  # noqa: E402
 
 EXPLORERS = {
@@ -27,6 +27,7 @@ EXPLORERS = {
     "serving": lambda: economics.serving_explorer(),
     "parallelism": lambda: parallelism.parallelism_explorer(),
     "kernel": lambda: kernels.kernel_explorer(),
+    "tile_order": lambda: tiles.tile_order_explorer(),
 }
 #: "1 warps", "1 blocks": a count of one with a plural noun.
 BAD_PLURAL = re.compile(r"(?<![\d.,])1 (warps|blocks|threads|sectors|lines|registers|schedulers|buffers|"

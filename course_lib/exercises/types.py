@@ -54,7 +54,8 @@ from course_lib.exercises.feedback import (ID_PATTERN, _KEY_PATTERN, AnswerTypeE
                                           _short, _tolerance_text, _unit_slip_note)
 from course_lib.exercises.variants import Variants, _NO_LEARNER, _params, _resolve
 
-__all__ = ["ValueExercise", "ChoiceExercise", "FunctionExercise", "KernelExercise", "EXERCISE_TYPES"]
+__all__ = ["ValueExercise", "ChoiceExercise", "FunctionExercise", "KernelExercise", "TileKernelExercise",
+           "EXERCISE_TYPES"]
 
 
 def _validate_concepts(kind: str, ex) -> None:
@@ -446,7 +447,59 @@ def _kernel_function(ex, answer):
                     f"you passed {type(answer).__name__} {_short(answer)}")
 
 
+@dataclass(frozen=True)
+class TileKernelExercise:
+    """An exercise whose answer is a ``@triton.jit`` kernel for one puzzle of the tile-kernel lab.
+
+    ``task`` names a :data:`course_lib.tiles.tasks.TASKS` entry (signature, launch, data, PyTorch
+    reference, cost targets, known mistakes). The check runs the kernel under the tile profiler
+    on three cases: random sizes no block divides (per learner), random sizes with adversarial
+    values, and a size smaller than one block; it fails on an access outside a tensor, a wrong
+    output (naming the mistake it matches), or a missed cost target. ``course_lib.tiles`` (torch
+    and triton) is imported only when a check runs.
+    """
+
+    id: str
+    task: str
+    form: str = ""
+    hints: tuple = ()
+    concepts: tuple = ()
+
+    def __post_init__(self):
+        _validate_common("TileKernelExercise", self)
+        if not isinstance(self.task, str) or not self.task.strip():
+            raise TypeError(f"TileKernelExercise {self.id}: task must name a tile-lab task, got {self.task!r}")
+
+    def check(self, answer, learner=_NO_LEARNER) -> str:
+        __tracebackhide__ = True
+        if answer is None or not callable(getattr(answer, "fn", None)):
+            raise TypeError(f"exercise {self.id} expects {self.form or 'a @triton.jit kernel'}; you passed "
+                            f"{type(answer).__name__} {_short(answer)} (pass the kernel itself, decorated "
+                            f"with @triton.jit)")
+        from course_lib.tiles.tasks import TASKS, TileCheckError, check_tile_kernel   # torch and triton: only now
+        task = TASKS.get(self.task)
+        if task is None:
+            raise RuntimeError(f"exercise {self.id} is misconfigured: no tile task {self.task!r}")
+        seed = 0 if learner is _NO_LEARNER else zlib.crc32(str(learner).encode())
+        try:
+            runs = check_tile_kernel(task, answer, seed=seed)
+        except TileCheckError as exc:
+            head, tail = _failure(self, "the kernel does not pass").split("\n", 1)
+            raise ExerciseError("\n".join([head, f"  {exc}", tail]), self.id) from None
+        except Exception as exc:                       # the interpreter wraps the learner's own exceptions
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            if isinstance(cause, NotImplementedError):
+                raise cause.with_traceback(None) from None
+            raise
+        sizes = " | ".join(", ".join(f"{k}={v}" for k, v in run.sizes.items()) for run in runs)
+        met = []
+        for target in task.targets:
+            values = [f"{target.measure(run.profile, run.sizes):,.0f} <= {target.limit(run.sizes):,.0f}" for run in runs]
+            met.append(f"{target.what}: {' | '.join(values)}")
+        return (f"{self.id}: correct on {len(runs)} cases ({sizes}; the second with {task.adversarial_text}); "
+                f"cost targets met: {'; '.join(met)}.")
+
 
 #: What a lesson's EXERCISES may hold (a lesson lab may add a kind of its own here).
-EXERCISE_TYPES = (ValueExercise, ChoiceExercise, FunctionExercise, KernelExercise)
-Exercise = ValueExercise | ChoiceExercise | FunctionExercise | KernelExercise
+EXERCISE_TYPES = (ValueExercise, ChoiceExercise, FunctionExercise, KernelExercise, TileKernelExercise)
+Exercise = ValueExercise | ChoiceExercise | FunctionExercise | KernelExercise | TileKernelExercise

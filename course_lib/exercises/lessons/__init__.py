@@ -50,4 +50,10 @@ CONCEPTS = {
            "synchronization": "barriers and races",
            "reductions": "tree reductions and atomics",
            "data-reuse": "registers and tiles that cut global traffic"},
+    "10": {"tile-masks": "programs over tiles, and masks at the edges",
+           "tile-reductions": "reductions along an axis, within a tile and across tiles",
+           "fused-kernels": "fusing passes so each byte crosses HBM once",
+           "program-order": "the order of programs and what a wave shares through L2",
+           "online-softmax": "a running max and a rescaled sum, block by block",
+           "low-precision": "packed low-precision weights and their scales"},
 }
