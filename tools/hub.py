@@ -151,10 +151,17 @@ def _user(name: str) -> pwd.struct_passwd:
         return pwd.getpwnam(name)
 
 
-def _users() -> None:
+def _users() -> set[str]:
+    """The hub's users as system users; the names created now."""
+    created = set()
     for name in [INSTRUCTOR, *LEARNERS]:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            created.add(name)
         entry = _user(name)
         os.chmod(entry.pw_dir, 0o700)    # Debian's useradd leaves homes 0755
+    return created
 
 
 def read_passwords(path: Path = PASSWORDS) -> dict[str, str]:
@@ -170,15 +177,19 @@ def read_passwords(path: Path = PASSWORDS) -> dict[str, str]:
 
 def set_passwords(passwords: dict[str, str]) -> None:
     """Set the users' system passwords (what PAM, and so the hub, checks at login)."""
+    if not passwords:
+        return
     lines = "".join(f"{name}:{password}\n" for name, password in passwords.items())
     run("chpasswd", input=lines, text=True)
 
 
-def _passwords() -> dict[str, str]:
-    """A random password per user, kept across runs; set on the system users every time, so a
-    user recreated by ``clean`` gets theirs again. Written for root and for the instructor."""
+def _passwords(created: set[str]) -> dict[str, str]:
+    """A random password per user, kept across runs and written for root and for the instructor.
+    It is set on a user created now or new to the list; a learner who changed theirs with
+    ``passwd`` keeps it (the list then shows the first one)."""
     users = [INSTRUCTOR, *LEARNERS]
-    passwords = {u: p for u, p in read_passwords().items() if u in users}
+    known = {u: p for u, p in read_passwords().items() if u in users}
+    passwords = dict(known)
     for name in users:
         passwords.setdefault(name, secrets.token_urlsafe(12))
     header = "# user password: each user's own login for the class hub (tools/hub.py setup writes it)\n"
@@ -190,12 +201,17 @@ def _passwords() -> dict[str, str]:
         if owner:
             entry = pwd.getpwnam(owner)
             os.chown(path, entry.pw_uid, entry.pw_gid)
-    broken = os.environ.get("HUB_BROKEN", "")
-    if broken == "shared-password":     # deliberately unsafe (the hub test shows its checks catch it)
+    shared_marker = STATE / "passwords-shared"
+    if os.environ.get("HUB_BROKEN", "") == "shared-password":
+        # Deliberately unsafe (the hub test shows its checks catch it); undone by the next setup.
         log("HUB_BROKEN=shared-password: every user gets the same password")
         set_passwords({name: passwords[LEARNERS[0]] for name in users})
+        shared_marker.touch()
+    elif shared_marker.exists():
+        set_passwords(passwords)       # undo the shared password of a broken run
+        shared_marker.unlink()
     else:
-        set_passwords(passwords)
+        set_passwords({name: passwords[name] for name in users if name in created or name not in known})
     return passwords
 
 
@@ -279,8 +295,7 @@ def setup() -> None:
         token.write_text(secrets.token_hex(32) + "\n")
     _venv()
     _nbgrader_global_config()
-    _users()
-    _passwords()
+    _passwords(_users())
     _course_repo()
     _course_checkout()
     _exchange()
@@ -431,7 +446,8 @@ def clean(keep_venv: bool = True) -> None:
         if entry.pw_name.startswith(PREFIX):
             run("userdel", "--remove", entry.pw_name, check=False, stderr=subprocess.DEVNULL)
             log(f"deleted user {entry.pw_name}")
-    for name in ("jupyterhub.sqlite", "jupyterhub_cookie_secret", "jupyterhub.log", "passwords", "password"):
+    for name in ("jupyterhub.sqlite", "jupyterhub_cookie_secret", "jupyterhub.log", "passwords", "password",
+                 "passwords-shared"):
         (STATE / name).unlink(missing_ok=True)
     for path in (EXCHANGE, COURSE_GIT, SHARE / "course"):
         shutil.rmtree(path, ignore_errors=True)
