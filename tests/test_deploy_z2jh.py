@@ -128,3 +128,15 @@ def test_the_dockerfile_defaults_to_the_official_base_and_takes_another():
     # What only the build needs (CA bundle, wheels) is copied into the build stage only.
     final = text.split("\nFROM ${BASE}\n", 1)[1]
     assert "build-extra" not in final and "COPY --from=build /opt/venv /opt/venv" in final
+
+
+def test_the_image_lends_a_pods_own_uid_a_passwd_entry():
+    """nbgrader looks the uid up (pwd.getpwuid): the entrypoint gives a uid the image does not
+    list the name jovyan, so nbgrader takes the student's name from JUPYTERHUB_USER."""
+    text = (Z2JH / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["tini", "--", "course-start"]' in text
+    assert "libnss-wrapper" in text
+    script = Z2JH / "course-start.sh"
+    assert script.stat().st_mode & 0o111, "course-start.sh must be executable"
+    body = script.read_text()
+    assert "jovyan:x:$(id -u):$(id -g)" in body and body.rstrip().endswith('exec "$@"')

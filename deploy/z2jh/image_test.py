@@ -293,11 +293,11 @@ def exchange_round(users: list[tuple[str, int, int]], tag: str) -> dict:
 
     course = f"{EXCHANGE_IN}/{COURSE_ID}"
     must(instructor, (f"python -m course_lib.exercises --root /opt/gpu-ml-course nbgrader ~/course --lesson 04_roofline >/dev/null\n"
-                      "cd ~/course && nbgrader generate_assignment 04_roofline --force >/dev/null 2>&1\n"
+                      "cd ~/course && nbgrader generate_assignment 04_roofline --force >/dev/null\n"
                       f"install -d -m 755 {course} {course}/outbound && install -d -m 2733 {course}/inbound\n"
-                      "nbgrader release_assignment 04_roofline --force >/dev/null 2>&1"), "release")
+                      "nbgrader release_assignment 04_roofline --force >/dev/null"), "release")
     for learner in learners:
-        must(learner, "cd ~ && nbgrader fetch_assignment 04_roofline >/dev/null 2>&1 && nbgrader submit 04_roofline >/dev/null 2>&1",
+        must(learner, "cd ~ && nbgrader fetch_assignment 04_roofline >/dev/null && nbgrader submit 04_roofline >/dev/null",
              f"{learner[0]}'s fetch and submit")
     theirs = sorted((exchange / COURSE_ID / "inbound").glob(f"{learners[0][0]}+04_roofline+*/04_roofline.ipynb"))
     if not theirs:
@@ -306,7 +306,7 @@ def exchange_round(users: list[tuple[str, int, int]], tag: str) -> dict:
     read = as_pod(learners[1], homes / learners[1][0], exchange, f"head -c 64 {inside}")
     listing = as_pod(learners[1], homes / learners[1][0], exchange, f"ls {course}/inbound")
     collect = as_pod(instructor, homes / instructor[0], exchange,
-                     "cd ~/course && nbgrader collect 04_roofline >/dev/null 2>&1 && ls submitted")
+                     "cd ~/course && nbgrader collect 04_roofline >/dev/null && ls submitted")
     return {"uids": {n: f"{u}:{g}" for n, u, g in users},
             "learner2_reads_learner1": read.returncode == 0 and bool(read.stdout.strip()),
             "learner2_lists_inbound": listing.returncode == 0,
