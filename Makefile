@@ -15,13 +15,14 @@ LATEST_VENV ?= .venv-latest
 REPO   ?= OWNER/REPO
 BRANCH ?= main
 
-.PHONY: help install lab test unit notebooks bench exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
+.PHONY: help install lab test lint unit notebooks bench exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
         lock test-latest lint-ci notebooks-ipynb site test-ipynb \
         hub hub-stop hub-clean hub-test hub-load hub-sizing image-test
 
 help:
 	@echo "make lab        start the course in JupyterLab on START.md (installs into $(VENV), makes $(DIR)/ first)"
-	@echo "make test       run unit tests and every notebook (installs first)"
+	@echo "make test       run unit tests and every notebook (installs first; make lint first)"
+	@echo "make lint       ruff and the import-linter contracts (the library's floors)"
 	@echo "make bench      time the suite, each lesson, the import and the widgets (BENCH_ARGS=--site: make site too)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make workspace  copy the exercises into DIR=my_work (never overwrites your changes)"
@@ -64,8 +65,14 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/build/pyc
 # with two; four is slower again, each worker collecting the whole suite).
 WORKERS ?= 3
 
-test: $(STAMP)
+test: lint
 	$(PYTEST) -q -n $(WORKERS) --dist loadfile --nbval-lax tests notebooks solutions
+
+# The style (ruff's lint, the rules in pyproject.toml) and the floors of course_lib (import-linter's
+# contracts in pyproject.toml): about a second; make test runs it first.
+lint: $(STAMP)
+	$(BIN)/ruff check --no-cache .
+	$(BIN)/lint-imports --no-cache
 
 unit: $(STAMP)
 	$(PYTEST) -q tests

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_int, check_number, check_sequence
+from ._validate import check_array, check_int, check_number, check_sequence, lookup_by_name, name_key
 from .hardware import Accelerator, get_accelerator
 
 __all__ = [
@@ -144,7 +144,6 @@ def analytic_utilisation(n_warps, compute_cycles, latency_cycles, schedulers=1):
     if np.isscalar(n_warps):
         n = check_number("n_warps", n_warps, min_value=0)
         return min(1.0, n * c / (s * (c + lat)))
-    from ._validate import check_array
     n = check_array("n_warps", n_warps)
     if np.any(n < 0):
         raise ValueError("n_warps must be >= 0 everywhere")
@@ -196,7 +195,6 @@ def simulate_latency_hiding(n_warps, compute_cycles=40, latency_cycles=560, sche
     of burst k0 and burst k0 + m*N (whole rounds, after a warm-up), counting the busy time of every
     scheduler inside that window, so with jitter = 0 it equals min(1, N C / (S (C + L))).
     """
-    from ._validate import check_array
     counts = check_array("n_warps", n_warps, ndim=1)
     if counts.size == 0:
         raise ValueError("n_warps must hold at least one warp count")
@@ -450,7 +448,6 @@ def _cpu_catalog() -> dict:
     import tomllib
     from importlib import resources
 
-    from ._validate import name_key
     text = resources.files("course_lib").joinpath("data/cpus.toml").read_bytes()
     table = {}
     for e in tomllib.loads(text.decode("utf-8"))["cpu"]:
@@ -474,7 +471,6 @@ def list_cpus() -> list[str]:
 
 def get_cpu(name) -> CPU:
     """Look up a CPU by name, forgiving case and spaces ("epyc 9654")."""
-    from ._validate import lookup_by_name
     if isinstance(name, CPU):
         return name
     return lookup_by_name("cpu", name, _cpu_catalog(), list_cpus(), "EPYC 9654", "the CPU list")

@@ -21,7 +21,6 @@ Drawing lives in ``course_lib.plots.memory``; the explorer widgets in ``course_l
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np

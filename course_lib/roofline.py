@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validate import check_array, check_bool, check_int, check_number
-from .hardware import Accelerator, bytes_per_element, get_accelerator
+from .hardware import bytes_per_element, get_accelerator
 
 __all__ = [
     "ridge_point",

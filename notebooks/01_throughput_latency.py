@@ -69,7 +69,7 @@ assert resident_threads == h100.sm_count * h100.max_warps_per_sm * h100.warp_siz
 # 600 ns:
 
 # %%
-from course_lib.latency import ASSUMED_CPU_DRAM_LATENCY_S, cpu_gpu_gap, get_cpu, list_cpus
+from course_lib.latency import cpu_gpu_gap, get_cpu, list_cpus
 
 print(f"{'':20s} {'FP32 TF/s':>10s} {'best TF/s':>10s} {'GB/s':>7s} {'threads':>8s} {'B in flight/thread':>19s}")
 gaps = [cpu_gpu_gap(name, "H100 SXM") for name in list_cpus()]
@@ -102,7 +102,7 @@ assert epyc.in_flight_per_thread_cpu > 20 * epyc.in_flight_per_thread_gpu
 # Your own CPU, measured: the best of a few float32 matmuls (well under a second):
 
 # %%
-from course_lib.measure_latency import measure_matmul_flops
+from course_lib.measure.latency import measure_matmul_flops
 
 mine = measure_matmul_flops(384, budget_s=0.15)
 print(f"this machine: {mine / 1e9:.1f} GFLOP/s in a 384^3 float32 matmul; the H100 SXM's catalog peak is "
@@ -339,7 +339,7 @@ print(f"the H100 SM has {H100_L1_SHARED_BYTES_PER_SM // 1024} KiB of L1 and shar
 # It takes well under a second.
 
 # %%
-from course_lib.measure_latency import measure_call_overhead, size_for_fraction
+from course_lib.measure.latency import measure_call_overhead, size_for_fraction
 
 calls = measure_call_overhead(max_log2_size=20, budget_s=0.4)
 print(f"fixed cost t0 = {calls.t0_s * 1e9:.0f} ns per call; asymptotic rate "
@@ -401,7 +401,7 @@ assert np.isclose(t_stream - t_graph, n_kernels * (BLOG_STREAM_PER_KERNEL_S - BL
 # interruptions out):
 
 # %%
-from course_lib.measure_latency import measure_batched_calls
+from course_lib.measure.latency import measure_batched_calls
 
 batched = measure_batched_calls(200, 64, budget_s=0.2)
 print(f"200 calls: {batched.t_loop_s * 1e6:.0f} us; one call: {batched.t_one_s * 1e6:.1f} us "

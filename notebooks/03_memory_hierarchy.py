@@ -36,7 +36,7 @@ from course_lib.memory import (BANK_BYTES, N_BANKS, PATTERNS, SHARED_MEM_BYTES_P
                                hit_rate_sweep, make_trace, memory_hierarchy, n_sets,
                                pipeline_timeline, pipelined_time_s, simulate_cache,
                                strided_conflict_degree, transfer_table)
-from course_lib.measure_memory import (cpu_cache_sizes, measure_bandwidth_ladder,
+from course_lib.measure.memory import (cpu_cache_sizes, measure_bandwidth_ladder,
                                        measure_latency_ladder)
 from course_lib.plots import use_course_style
 from course_lib.plots.memory import (plot_bandwidth_ladder, plot_bank_conflicts, plot_hierarchy,
@@ -482,7 +482,7 @@ for cluster in (2, 4):
 # copy and compute times across each other.
 
 # %%
-from course_lib.widgets.memory import cache_explorer, pipeline_explorer
+from course_lib.widgets.memory import cache_explorer
 
 cache_explorer()
 

@@ -40,7 +40,7 @@ from course_lib.economics import (ADAM_MIXED_PRECISION_BYTES, EXAMPLE_PRICE_USD_
                                   implied_utilization, kv_cache_bytes, kv_cache_bytes_per_token,
                                   list_models, max_batch, prefill_kernel, serving_curve,
                                   training_flops, training_memory, training_time_s)
-from course_lib.hardware import bytes_per_element, get_accelerator
+from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_flops, place_kernel
 from course_lib.plots import use_course_style
 from course_lib.plots.economics import (plot_decode_times, plot_kv_cache, plot_serving_curve,
@@ -529,7 +529,7 @@ plt.show()
 # cuts the weight traffic; FP8 cuts weights and cache and doubles the tensor-core rate.
 
 # %%
-print(f"Llama 3 8B on H100 SXM, 4096-token contexts")
+print("Llama 3 8B on H100 SXM, 4096-token contexts")
 print(f"{'precision':13s} {'weights read GB':>15s} {'ms/token B=1':>13s} {'tok/s B=64':>11s} {'max batch':>10s}")
 results = {}
 for prec in ["bf16", "int8 weights", "int4 weights", "fp8"]:

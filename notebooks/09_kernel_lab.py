@@ -39,10 +39,11 @@ import matplotlib.pyplot as plt
 
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.kernels import cuda, gpu_present, simulator_selected
-from course_lib.kernels.profile import ASSUMED_REGISTERS, predict_time, profile_trace, warp_lane_timeline
+from course_lib.kernels.profile import ASSUMED_REGISTERS, predict_time, profile_trace
 from course_lib.kernels.tasks import (BLOCK, BLOCK_2D, TILE, TILE_T, KernelCheckError, check_kernel,
                                       predict_task, run_task)
 from course_lib.kernels.trace import WRITE, OutOfBoundsError, trace_launch
+from course_lib.kernels.warp import warp_access_cost, warp_lane_timeline
 from course_lib.memory import column_read_conflict_degree
 from course_lib.simt import coalescing
 from course_lib.tiling import tiled_matmul_traffic
@@ -284,16 +285,19 @@ print(f"x on rows:    {rows_load.sectors} sectors ({rows_load.sectors_per_reques
 assert cols_load.sectors == x_on_cols and rows_load.sectors == x_on_rows
 
 # %% [markdown]
-# The picture of one warp's load, drawn from the trace: which bytes each lane asked for, and
+# The cost of one warp's load, computed from the trace (`warp_access_cost`) and then drawn: which
+# bytes each lane asked for, and
 # which sectors had to move. Warp 1 of block 0 is thread row 1: with x on columns it reads row 1
 # of `a`, which does not start on a sector boundary because `cols` is odd; with x on rows it reads
 # column 1.
 
 # %%
 assert (4 * cols) % 32 != 0
+cols_cost = warp_access_cost(map2d_run.profile.trace, cols_load.line, warp=1)
+rows_cost = warp_access_cost(rows_prof.trace, rows_load.line, warp=1)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-plot_warp_access(map2d_run.profile.trace, cols_load.line, warp=1, ax=axes[0])
-plot_warp_access(rows_prof.trace, rows_load.line, warp=1, ax=axes[1])
+plot_warp_access(cols_cost, ax=axes[0])
+plot_warp_access(rows_cost, ax=axes[1])
 axes[0].set_xlabel("byte address (x on columns)")
 axes[1].set_xlabel("byte address (x on rows)")
 fig.tight_layout()
@@ -343,11 +347,11 @@ assert sum_prof.barriers == 1 + int(math.log2(BLOCK))
 # kernel).
 
 # %%
-lines, mask = warp_lane_timeline(sum_prof.trace, warp=0)
-print(f"warp 0 issued {len(lines)} instructions with {mask.sum()} active lane-slots "
-      f"({mask.sum() / mask.size:.0%} of {32 * len(lines)})")
-assert len(lines) == sum_prof.issued_per_warp[0] and mask.sum() == sum_prof.slots_per_warp[0]
-fig = plot_warp_lanes(sum_prof.trace, warp=0)
+timeline = warp_lane_timeline(sum_prof.trace, warp=0)
+print(f"warp 0 issued {timeline.issued} instructions with {timeline.active_slots} active lane-slots "
+      f"({timeline.simt_efficiency:.0%} of {32 * timeline.issued})")
+assert timeline.issued == sum_prof.issued_per_warp[0] and timeline.active_slots == sum_prof.slots_per_warp[0]
+fig = plot_warp_lanes(timeline)
 plt.show()
 
 # %% [markdown]
@@ -544,9 +548,11 @@ def shared_load_line(profile):
 
 
 read_line, read_line_padded = shared_load_line(tiled_t.profile), shared_load_line(padded_t.profile)
+tiled_cost = warp_access_cost(tiled_t.profile.trace, read_line, warp=0)
+padded_cost = warp_access_cost(padded_t.profile.trace, read_line_padded, warp=0)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-plot_warp_access(tiled_t.profile.trace, read_line, warp=0, ax=axes[0])
-plot_warp_access(padded_t.profile.trace, read_line_padded, warp=0, ax=axes[1])
+plot_warp_access(tiled_cost, ax=axes[0])
+plot_warp_access(padded_cost, ax=axes[1])
 fig.tight_layout()
 plt.show()
 

@@ -64,9 +64,9 @@ SKIP_MODULES = {
 }
 SKIP_CALLABLES = {
     "course_lib.kernels.sim.select_simulator": "process-wide switch made once at import",
-    "course_lib.measure.time_best": "times a learner's function; its numbers are tested in test_measure",
+    "course_lib.measure.timer.time_best": "times a learner's function; its numbers are tested in test_measure",
     "course_lib.kernels.measure.measure_kernel": "times a kernel on a real GPU",
-    "course_lib.measure_latency.measure_call_overhead": "its fit needs an unloaded machine; its argument "
+    "course_lib.measure.latency.measure_call_overhead": "its fit needs an unloaded machine; its argument "
                                                         "checks are tested in test_latency",
     "course_lib.plots.use_course_style": "changes global matplotlib settings",
     "course_lib.checks.check": "takes a learner's answer and prints feedback (tests/test_checks.py)",
@@ -82,9 +82,9 @@ SKIP_CALLABLES = {
     "course_lib.checks.Variant": "one learner's numbers, built by an exercise's Variants from the course's "
                                  "own options (tests/test_checks.py)",
     "course_lib.checks.Variants": "per-learner options of an exercise, written by the course's authors",
-    "course_lib.mastery.gradebook_statuses": "reads an nbgrader gradebook.db file (tests/test_mastery.py "
+    "course_lib.exercises.mastery.gradebook_statuses": "reads an nbgrader gradebook.db file (tests/test_mastery.py "
                                              "builds one)",
-    "course_lib.mastery.class_mastery": "reads an nbgrader gradebook.db file (tests/test_mastery.py)",
+    "course_lib.exercises.mastery.class_mastery": "reads an nbgrader gradebook.db file (tests/test_mastery.py)",
 }
 #: Dataclasses a learner builds (walked, although a function also returns them). Any other
 #: dataclass a public function returns is a result record: built by the library, not walked.
@@ -230,16 +230,16 @@ OVERRIDES = {
     "course_lib.attention.online_softmax_update": dict(
         m_prev=lambda: np.full(4, -np.inf), l_prev=lambda: np.zeros(4), o_prev=lambda: np.zeros((4, 3)),
         s_block=lambda: _mat(4, 5), v_block=lambda: _mat(5, 3)),
-    "course_lib.formats.round_float": dict(mantissa_bits=7, min_exponent=-126, max_value=3.4e38),
-    "course_lib.formats.gradient_like": dict(n=64),
-    "course_lib.formats.outlier_matrix": dict(rows=16, cols=32),
-    "course_lib.formats.quantize": dict(x=lambda: _mat(8, 64)),
-    "course_lib.formats.mx_quantize": dict(x=lambda: _mat(8, 64)),
-    "course_lib.formats.loss_scale_sweep": dict(log2_scales=range(0, 8)),
-    "course_lib.formats.spacing_curves": dict(points=20),
-    "course_lib.formats.halving_steps": dict(accelerator="H100 SXM"),
-    "course_lib.formats.tensor_rates": dict(accelerator="H100 SXM"),
-    "course_lib.formats.decode_fields": dict(fmt="bf16"),
+    "course_lib.formats.rounding.round_float": dict(mantissa_bits=7, min_exponent=-126, max_value=3.4e38),
+    "course_lib.formats.training.gradient_like": dict(n=64),
+    "course_lib.formats.quantization.outlier_matrix": dict(rows=16, cols=32),
+    "course_lib.formats.quantization.quantize": dict(x=lambda: _mat(8, 64)),
+    "course_lib.formats.quantization.mx_quantize": dict(x=lambda: _mat(8, 64)),
+    "course_lib.formats.training.loss_scale_sweep": dict(log2_scales=range(0, 8)),
+    "course_lib.formats.bits.spacing_curves": dict(points=20),
+    "course_lib.formats.rates.halving_steps": dict(accelerator="H100 SXM"),
+    "course_lib.formats.rates.tensor_rates": dict(accelerator="H100 SXM"),
+    "course_lib.formats.bits.decode_fields": dict(fmt="bf16"),
     "course_lib.attention.naive_attention": dict(k=lambda: _mat(16, 8, 2)),
     "course_lib.attention.flash_attention": dict(k=lambda: _mat(16, 8, 2), block_size=4),
     "course_lib.attention.memory_sweep": dict(ns=[256, 1024]),
@@ -258,8 +258,9 @@ OVERRIDES = {
     "course_lib.economics.serving_curve": dict(batches=[1, 8, 64]),
     "course_lib.economics.kv_cache_bytes_per_token": dict(bytes_per_element=2),
     "course_lib.kernels.profile.profile_trace": dict(trace=_TRACE),
-    "course_lib.kernels.profile.warp_lane_timeline": dict(trace=_TRACE),
-    "course_lib.kernels.profile.warp_access": dict(trace=_TRACE, line=_add_line),
+    "course_lib.kernels.warp.warp_lane_timeline": dict(trace=_TRACE),
+    "course_lib.kernels.warp.warp_access": dict(trace=_TRACE, line=_add_line),
+    "course_lib.kernels.warp.warp_access_cost": dict(trace=_TRACE, line=_add_line),
     "course_lib.kernels.profile.predict_time": dict(threads_per_block=256),
     "course_lib.kernels.trace.trace_launch": {"kernel": lambda: _add, "grid": 2, "block": 32,
                                               "*args": _add_args},
@@ -267,7 +268,7 @@ OVERRIDES = {
     "course_lib.kernels.trace.dim3": dict(name="grid", value=(2, 1, 1)),
     "course_lib.kernels.trace.Launch": dict(grid=(2, 1, 1), block=(32, 1, 1)),
     "course_lib.kernels.tasks.get_task": dict(name="zip"),
-    "course_lib.formats.get_format": dict(name="bf16"),
+    "course_lib.formats.layouts.get_format": dict(name="bf16"),
     "course_lib.hardware.get_accelerator": dict(name="H100 SXM"),
     "course_lib.economics.get_model": dict(name="Llama 3 8B"),
     "course_lib.kernels.tasks.run_task": dict(kernel=_good_kernel),
@@ -276,22 +277,22 @@ OVERRIDES = {
         run=lambda: importlib.import_module("course_lib.kernels.tasks").run_task("zip", _good_kernel())),
     "course_lib.latency.simulate_latency_hiding": dict(bursts=50),
     "course_lib.latency.occupancy_curve": dict(threads_per_block=256, shared_mem_per_block=16384),
-    "course_lib.measure.measure_bandwidth": dict(array_bytes=1 << 16, repeats=1, min_time_s=0.0),
-    "course_lib.measure.measure_matmul_flops": dict(n=32, repeats=1, min_time_s=0.0),
-    "course_lib.measure.measure_machine": dict(array_bytes=1 << 16, gemm_size=32, progress=False,
+    "course_lib.measure.roofline.measure_bandwidth": dict(array_bytes=1 << 16, repeats=1, min_time_s=0.0),
+    "course_lib.measure.roofline.measure_matmul_flops": dict(n=32, repeats=1, min_time_s=0.0),
+    "course_lib.measure.roofline.measure_machine": dict(array_bytes=1 << 16, gemm_size=32, progress=False,
                                                repeats=1, min_time_s=0.0),
-    "course_lib.measure.measure_kernels": dict(
+    "course_lib.measure.roofline.measure_kernels": dict(
         machine=_ex("course_lib.measure", "MachineRoofline", "cpu", 1e10, 1e10, 1e10, 1e11, 64, 1 << 16),
         n_stream=1 << 12, gemv_n=64, gemm_sizes=(16, 32), repeats=1, progress=False, min_time_s=0.0),
-    "course_lib.measure.measure_gpu_machine": dict(array_bytes=1 << 20, gemm_size=256, repeats=1,
+    "course_lib.measure.roofline.measure_gpu_machine": dict(array_bytes=1 << 20, gemm_size=256, repeats=1,
                                                    progress=False),
-    "course_lib.measure.stream_array_bytes": dict(floor=1 << 16),
-    "course_lib.measure_latency.measure_call_overhead": dict(max_log2_size=16, budget_s=0.1, progress=False),
-    "course_lib.measure_memory.measure_bandwidth_ladder": dict(
+    "course_lib.measure.roofline.stream_array_bytes": dict(floor=1 << 16),
+    "course_lib.measure.latency.measure_call_overhead": dict(max_log2_size=16, budget_s=0.1, progress=False),
+    "course_lib.measure.memory.measure_bandwidth_ladder": dict(
         sizes_bytes=(8192, 16384), bytes_per_call=1 << 16, repeats=1, progress=False),
-    "course_lib.measure_memory.measure_latency_ladder": dict(sizes_bytes=(16384, 65536), steps=200,
+    "course_lib.measure.memory.measure_latency_ladder": dict(sizes_bytes=(16384, 65536), steps=200,
                                                              rng=_rng, progress=False),
-    "course_lib.measure_memory.random_cycle": dict(n=64),
+    "course_lib.measure.memory.random_cycle": dict(n=64),
     "course_lib.memory.simulate_cache": dict(capacity_bytes=1024),
     "course_lib.memory.make_trace": dict(working_set_bytes=8192, n_accesses=500),
     "course_lib.memory.hit_rate_sweep": dict(capacity_bytes=4096, n_accesses=500),
@@ -355,33 +356,33 @@ OVERRIDES = {
     "course_lib.sharing.get_mig_profile": dict(profile="3g.40gb"),
     "course_lib.sharing.mig_accelerator": dict(profile="3g.40gb"),
     "course_lib.sharing.fits_on_gpu": dict(profiles=["3g.40gb", "2g.20gb", "1g.10gb"]),
-    "course_lib.formats.mlp_forward": dict(weights=_mlp, x=lambda: _mat(5, 8, 6, np.float64)),
-    "course_lib.formats.mlp_quantization_errors": dict(weights=_mlp, x=lambda: _mat(5, 8, 6, np.float64),
+    "course_lib.formats.mlp.mlp_forward": dict(weights=_mlp, x=lambda: _mat(5, 8, 6, np.float64)),
+    "course_lib.formats.mlp.mlp_quantization_errors": dict(weights=_mlp, x=lambda: _mat(5, 8, 6, np.float64),
                                                        fmt="fp8_e4m3"),
-    "course_lib.formats.simulate_fp8_scaling": dict(steps=_ex("course_lib.formats", "drifting_tensor", _rng(),
+    "course_lib.formats.training.simulate_fp8_scaling": dict(steps=_ex("course_lib.formats", "drifting_tensor", _rng(),
                                                               20, 64)),
     "course_lib.roofline.read_profile": dict(name="gemv", duration_s=48e-6, bytes_moved=1.4e8, flops=6.7e7),
-    "course_lib.mastery.concept_mastery": dict(statuses=_statuses),
-    "course_lib.mastery.concept_table": dict(statuses_or_rows=_statuses),
+    "course_lib.exercises.mastery.concept_mastery": dict(statuses=_statuses),
+    "course_lib.exercises.mastery.concept_table": dict(statuses_or_rows=_statuses),
     # a folder that is not a workspace: main reports it and returns 2 (a real one runs every notebook)
-    "course_lib.mastery.main": dict(argv=lambda: ["/nonexistent-course-walk"]),
-    "course_lib.mastery.class_table": dict(mastery=lambda: importlib.import_module("course_lib.mastery").ClassMastery(
-        concepts=tuple(_ex("course_lib.mastery", "concept_mastery", _statuses())()), students={"s1": _statuses()},
+    "course_lib.exercises.mastery.main": dict(argv=lambda: ["/nonexistent-course-walk"]),
+    "course_lib.exercises.mastery.class_table": dict(mastery=lambda: importlib.import_module("course_lib.exercises.mastery").ClassMastery(
+        concepts=tuple(_ex("course_lib.exercises.mastery", "concept_mastery", _statuses())()), students={"s1": _statuses()},
         misconceptions=())),
     "course_lib.tiling.graph_traffic": dict(
         ops=lambda: [("f", ("a", "b"), ("c",), 1.0), ("g", ("c", "a"), ("d",), 2.0),
                      ("h", ("d", "c"), ("e",), 4.0)],
         sizes=lambda: {"a": 3.0, "b": 5.0, "c": 7.0, "d": 11.0, "e": 13.0},
         kernels=lambda: [("f", "g"), ("h",)], outputs=("e",)),
-    "course_lib.exercise_checks.ex_03.pipeline_change": dict(change="third buffer"),
+    "course_lib.exercises.lessons.ex_03.pipeline_change": dict(change="third buffer"),
     "course_lib.kernels.slow.slow_launch": dict(exercise_id="09.14"),
-    "course_lib.exercise_checks.misconceptions.shared": dict(key="bits-for-bytes", lesson="04",
+    "course_lib.exercises.misconceptions.shared": dict(key="bits-for-bytes", lesson="04",
                                                              section="Arithmetic intensity"),
     "course_lib.plots.place_labels": dict(ax=_points_axes, labels=[(1.0, 1.0, "one"), (2.0, 4.0, "two")]),
     "course_lib.plots.readable_log_ticks": dict(ax=_log_axes),
     "course_lib.plots.text_problems": dict(fig=lambda: _points_axes().figure),
-    "course_lib.plots.mastery.plot_mastery": dict(
-        rows=lambda: _ex("course_lib.mastery", "concept_mastery", _statuses())()),
+    "course_lib.exercises.mastery_plot.plot_mastery": dict(
+        rows=lambda: _ex("course_lib.exercises.mastery", "concept_mastery", _statuses())()),
     "course_lib.plots.sharing.plot_slice_rooflines": dict(
         slices=lambda: [_ex("course_lib.sharing", "mig_accelerator", p)() for p in ("1g.10gb", "3g.40gb")]),
     "course_lib.plots.economics.plot_kv_waste": dict(allocations=lambda: [_ex(
@@ -398,20 +399,22 @@ OVERRIDES = {
     "course_lib.plots.latency.plot_occupancy": dict(
         result=_ex("course_lib.latency", "occupancy", 256, 64, 16384)),
     "course_lib.plots.latency.plot_call_overhead": dict(
-        measurement=_ex("course_lib.measure_latency", "CallOverhead", np.array([64, 256, 1024]),
+        measurement=_ex("course_lib.measure.latency", "CallOverhead", np.array([64, 256, 1024]),
                         5e-6 + np.array([64, 256, 1024]) / 1e9, 5e-6, 1e9)),
     "course_lib.plots.memory.plot_bandwidth_ladder": dict(
-        ladder=_ex("course_lib.measure_memory", "BandwidthLadder", np.array([8192.0, 65536.0]),
+        ladder=_ex("course_lib.measure.memory", "BandwidthLadder", np.array([8192.0, 65536.0]),
                    np.array([5e10, 3e10]))),
     "course_lib.plots.memory.plot_latency_ladder": dict(
-        ladder=_ex("course_lib.measure_memory", "LatencyLadder", np.array([8192.0, 65536.0]),
+        ladder=_ex("course_lib.measure.memory", "LatencyLadder", np.array([8192.0, 65536.0]),
                    np.array([1.0, 3.0]))),
     "course_lib.plots.memory.plot_hierarchy": dict(levels=_ex("course_lib.memory", "memory_hierarchy")),
     "course_lib.plots.memory.plot_hit_rates": dict(curves=lambda: [_ex(
         "course_lib.memory", "hit_rate_sweep", "strided", [2048, 8192], 4096, n_accesses=500)()]),
     "course_lib.plots.memory.plot_bank_conflicts": dict(strides=[1, 2, 4], degrees=[1, 2, 4]),
-    "course_lib.plots.kernels.plot_warp_lanes": dict(trace=_TRACE),
-    "course_lib.plots.kernels.plot_warp_access": dict(trace=_TRACE, line=_add_line),
+    "course_lib.plots.kernels.plot_warp_lanes": dict(
+        timeline=lambda: _ex("course_lib.kernels.warp", "warp_lane_timeline", _TRACE())()),
+    "course_lib.plots.kernels.plot_warp_access": dict(
+        cost=lambda: _ex("course_lib.kernels.warp", "warp_access_cost", _TRACE(), _add_line())()),
     "course_lib.plots.kernels.plot_design_times": dict(
         points=_ex("course_lib.kernels.design", "design_sweep", 16, "H100 SXM", 256)),
     "course_lib.plots.roofline.plot_roofline": dict(points=lambda: [_ex(
@@ -458,16 +461,16 @@ OVERRIDES = {
 #: Functions whose outputs follow their inputs' sign and size: a number format rounds -5 to -5
 #: and 1e30 to inf (or its saturation value), and NaN stays NaN. That is the lesson, not garbage.
 FOLLOWS_INPUT = {
-    "course_lib.formats.round_float", "course_lib.formats.round_to_format", "course_lib.formats.to_bits",
-    "course_lib.formats.encode", "course_lib.formats.spacing", "course_lib.formats.decode_bits",
-    "course_lib.formats.decode_fields", "course_lib.formats.accumulate",
-    "course_lib.formats.stagnation_sum", "course_lib.attention.naive_attention",
+    "course_lib.formats.rounding.round_float", "course_lib.formats.rounding.round_to_format", "course_lib.formats.bits.to_bits",
+    "course_lib.formats.bits.encode", "course_lib.formats.bits.spacing", "course_lib.formats.bits.decode_bits",
+    "course_lib.formats.bits.decode_fields", "course_lib.formats.training.accumulate",
+    "course_lib.formats.training.stagnation_sum", "course_lib.attention.naive_attention",
     "course_lib.attention.flash_attention", "course_lib.attention.online_softmax_update",
     "course_lib.systolic.systolic_matmul", "course_lib.tiling.tiled_matmul",
     "course_lib.tiling.matmul_indexing_bug", "course_lib.tiling.matmul_precision_bug",
-    "course_lib.formats.quantize", "course_lib.formats.mx_quantize", "course_lib.formats.cast_stats",
-    "course_lib.formats.split_fields", "course_lib.widgets.formats.explore_number",
-    "course_lib.formats.loss_scale_sweep", "course_lib.formats.fake_quantize",
+    "course_lib.formats.quantization.quantize", "course_lib.formats.quantization.mx_quantize", "course_lib.formats.training.cast_stats",
+    "course_lib.formats.bits.split_fields", "course_lib.widgets.formats.explore_number",
+    "course_lib.formats.training.loss_scale_sweep", "course_lib.formats.calibration.fake_quantize",
 }
 #: Arguments accepted as any value (free text, an opaque object, a callable the learner supplies).
 #: Arguments whose documented values include None although the walk's baseline is not None.

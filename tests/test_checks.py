@@ -19,9 +19,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib import checks
-from course_lib.checks import (ChoiceExercise, ExerciseError, FunctionExercise, KernelExercise,
-                               ValueExercise, check, get_exercise, hint, list_exercises)
+from course_lib.exercises import feedback, registry, variants
+from course_lib.exercises.feedback import ExerciseError
+from course_lib.exercises.registry import check, get_exercise, hint, list_exercises
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, KernelExercise, ValueExercise
 from course_lib.hardware import get_accelerator
 
 RNG = np.random.default_rng(20240604)
@@ -279,15 +280,15 @@ def test_bad_exercise_definitions_are_refused(make, error):
 
 
 def test_a_lesson_module_may_only_register_its_own_ids(monkeypatch):
-    fake = types.ModuleType("course_lib.exercise_checks.ex_98")
+    fake = types.ModuleType("course_lib.exercises.lessons.ex_98")
     fake.EXERCISES = [value_exercise()]                # id 99.1 in module ex_98
     monkeypatch.setitem(sys.modules, fake.__name__, fake)
-    checks._load_module.cache_clear()
+    registry._load_module.cache_clear()
     try:
         with pytest.raises(RuntimeError, match="ex_99"):
-            checks._load_module("ex_98")
+            registry._load_module("ex_98")
     finally:
-        checks._load_module.cache_clear()
+        registry._load_module.cache_clear()
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,7 +382,7 @@ LEARNERS = (None, "ada", "grace", "linus", "margaret")
 VALUE_AND_CHOICE_IDS = [i for i in ALL_IDS if isinstance(get_exercise(i), (ValueExercise, ChoiceExercise))]
 #: Slips any numeric answer may suffer, as factors of the right one: every named unit slip and
 #: powers of ten.
-GENERIC_SLIP_FACTORS = tuple(f for f, _ in checks._NAMED_SLIPS) + (1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9)
+GENERIC_SLIP_FACTORS = tuple(f for f, _ in feedback._NAMED_SLIPS) + (1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9)
 
 
 @pytest.mark.parametrize("exercise_id", VALUE_AND_CHOICE_IDS)
@@ -395,10 +396,10 @@ def test_every_likely_wrong_answer_is_rejected(exercise_id):
                              wrong_answers=functools.cache(ex.wrong_answers))
     passed = []
     for learner in LEARNERS if ex.variants else (None,):
-        params = checks._params(ex, learner)
+        params = variants._params(ex, learner)
         wrong = ex.wrong_answers(**params)
         assert isinstance(wrong, dict) and wrong, f"{exercise_id}: wrong_answers() must return a non-empty dict"
-        assert all(isinstance(m, checks.Misconception) for m in wrong), \
+        assert all(isinstance(m, feedback.Misconception) for m in wrong), \
             f"{exercise_id}: every wrong answer carries a Misconception (sentence, section, hint)"
         wrong = {m.key: v for m, v in wrong.items()}
         right = ex.expected(**params)
@@ -448,25 +449,25 @@ def test_unit_slips_are_named_without_the_answer(factor, words):
 @settings(max_examples=60, deadline=None)
 @given(st.floats(min_value=0.98, max_value=1.02), st.floats(min_value=1e-30, max_value=1e30))
 def test_a_ratio_near_one_is_never_named_a_slip(ratio, want):
-    assert checks._unit_slip_note(want * ratio, want) == ""
-    assert checks._unit_slip_note(-want * ratio, -want) == ""
+    assert feedback._unit_slip_note(want * ratio, want) == ""
+    assert feedback._unit_slip_note(-want * ratio, -want) == ""
 
 
 def test_a_rounded_answer_is_told_to_pass_the_unrounded_value():
-    with pytest.raises(checks.ExerciseError) as info:
+    with pytest.raises(feedback.ExerciseError) as info:
         value_exercise().check(EXPECTED * 1.004)
     assert "within 1 %" in str(info.value) and "unrounded" in str(info.value)
-    with pytest.raises(checks.ExerciseError) as info:
+    with pytest.raises(feedback.ExerciseError) as info:
         value_exercise().check(EXPECTED * 1.37)
     assert "within 1 %" not in str(info.value)
 
 
 def test_named_slips_come_in_inverse_pairs_and_stay_away_from_one():
-    factors = [f for f, _ in checks._NAMED_SLIPS]
+    factors = [f for f, _ in feedback._NAMED_SLIPS]
     assert all(any(math.isclose(f * g, 1.0) for g in factors) for f in factors)
     assert all(abs(math.log(f)) > math.log(1.02) for f in factors)
-    assert checks._unit_slip_note(EXPECTED * 1.37, EXPECTED) == ""          # just a wrong number
-    assert checks._unit_slip_note(0.0, EXPECTED) == "" and checks._unit_slip_note(-EXPECTED, EXPECTED) == ""
+    assert feedback._unit_slip_note(EXPECTED * 1.37, EXPECTED) == ""          # just a wrong number
+    assert feedback._unit_slip_note(0.0, EXPECTED) == "" and feedback._unit_slip_note(-EXPECTED, EXPECTED) == ""
 
 
 def test_a_registered_slip_is_named_in_the_learners_terms():
@@ -515,7 +516,7 @@ def test_importing_the_checks_and_listing_exercises_does_not_import_numba():
 
 def test_exercise_error_renders_as_its_message_alone():
     assert ExerciseError("exercise 99.1: wrong.\n  hint 1/3: x")._render_traceback_() == [
-        f"{checks.MARK_WRONG} exercise 99.1: wrong.", "  hint 1/3: x"]
+        f"{feedback.MARK_WRONG} exercise 99.1: wrong.", "  hint 1/3: x"]
 
 
 from course_lib.kernels import cuda  # noqa: E402  (numba: only for the kernel tests below)

@@ -2,8 +2,9 @@
 
 import pytest
 
-from course_lib.checks import ExerciseError, ValueExercise
-from course_lib.exercise_checks._decision import DecisionExercise
+from course_lib.exercises.feedback import ExerciseError
+from course_lib.exercises.types import ValueExercise
+from course_lib.exercises.decision import DecisionExercise
 
 
 def _judge(value):
@@ -46,8 +47,9 @@ def test_bad_answers_and_definitions():
 
 # --- OptimumExercise: the largest (or smallest) design that meets the constraints --------------
 
-from course_lib.checks import _params, get_exercise, list_exercises  # noqa: E402
-from course_lib.exercise_checks._decision import OptimumExercise  # noqa: E402
+from course_lib.exercises.registry import get_exercise, list_exercises
+from course_lib.exercises.variants import _params  # noqa: E402
+from course_lib.exercises.decision import OptimumExercise  # noqa: E402
 
 
 def _under_100_us(b):

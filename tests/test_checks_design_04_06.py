@@ -7,9 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from course_lib.checks import ExerciseError, get_exercise
+from course_lib.exercises.feedback import ExerciseError
+from course_lib.exercises.registry import get_exercise
 from course_lib import formats as F
-from course_lib.exercise_checks import ex_04, ex_05, ex_06
+from course_lib.exercises.lessons import ex_04, ex_05, ex_06
 from course_lib.roofline import binding_ceiling, matmul_intensity
 
 

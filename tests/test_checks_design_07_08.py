@@ -3,9 +3,10 @@
 
 import pytest
 
-from course_lib.checks import ExerciseError, get_exercise
+from course_lib.exercises.feedback import ExerciseError
+from course_lib.exercises.registry import get_exercise
 from course_lib.economics import decode_step, max_batch
-from course_lib.exercise_checks import ex_07
+from course_lib.exercises.lessons import ex_07
 
 
 def _feedback(exercise_id, answer) -> str:

@@ -5,8 +5,9 @@ traced ones), its answer agrees with a second way, and each trap lands on a name
 import numpy as np
 import pytest
 
-from course_lib.checks import ExerciseError, get_exercise
-from course_lib.exercise_checks import ex_08
+from course_lib.exercises.feedback import ExerciseError
+from course_lib.exercises.registry import get_exercise
+from course_lib.exercises.lessons import ex_08
 from course_lib.parallelism import pipeline_bubble_fraction
 
 
@@ -38,7 +39,7 @@ def test_08_7_the_overhead_binds_and_each_trap_is_named():
 
 
 def test_09_14_narrow_rows_move_a_sector_per_four_lanes_not_a_rescaled_trace():
-    from course_lib.exercise_checks import ex_09
+    from course_lib.exercises.lessons import ex_09
     from course_lib.kernels.profile import predict_time
     from course_lib.simt import coalescing
 

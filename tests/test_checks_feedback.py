@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import os
 import re
 import subprocess
@@ -21,12 +20,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_lib import checks
-from course_lib.checks import (ChoiceExercise, ExerciseError, FunctionExercise, KernelExercise,
-                               Misconception, ValueExercise, Variants, check, get_exercise, hint,
-                               list_exercises, variant)
-from course_lib.exercise_checks import CONCEPTS
-from course_lib.exercise_checks.misconceptions import SHARED
+from course_lib.exercises import feedback, variants
+from course_lib.exercises.feedback import ExerciseError, Misconception
+from course_lib.exercises.registry import check, get_exercise, list_exercises, variant
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, KernelExercise, ValueExercise
+from course_lib.exercises.variants import Variants
+from course_lib.exercises.misconceptions import SHARED
 
 REPO = Path(__file__).resolve().parent.parent
 ALL_IDS = list_exercises()
@@ -62,7 +61,7 @@ def _listed(ex, learner=None) -> dict:
     """{Misconception: wrong answer or wrong implementation} the exercise lists."""
     if isinstance(ex, FunctionExercise):
         return ex.wrong_implementations() if ex.wrong_implementations else {}
-    return ex.wrong_answers(**checks._params(ex, learner)) if ex.wrong_answers else {}
+    return ex.wrong_answers(**variants._params(ex, learner)) if ex.wrong_answers else {}
 
 
 @functools.cache
@@ -98,7 +97,7 @@ def test_every_listed_misconception_is_rejected_and_named(exercise_id):
             assert misconception.key in text and misconception.text in text, (exercise_id, misconception.key)
             assert misconception.where in text
             named = info.value.misconception      # answers two mistakes share: the first one's hint
-            assert named is not None and checks._fill(ex, named.hint, checks._params(ex, learner)) in text
+            assert named is not None and variants._fill(ex, named.hint, variants._params(ex, learner)) in text
 
 
 @pytest.mark.parametrize("key", sorted(REQUIRED))
@@ -172,7 +171,7 @@ def test_a_plain_wrong_number_names_no_misconception_and_gives_hint_one():
 
 def test_a_wrong_implementation_is_named_only_when_it_agrees_on_every_case():
     ex = get_exercise("04.4")
-    from course_lib.exercise_checks.ex_04 import _intensity_without_c
+    from course_lib.exercises.lessons.ex_04 import _intensity_without_c
     with pytest.raises(ExerciseError, match=r"\[misconception: c-write-forgotten\]"):
         ex.check(_intensity_without_c)
 
@@ -211,11 +210,11 @@ def _contains_number(text: str, spelled: str) -> bool:
 def test_no_hint_prints_the_answer(exercise_id):
     ex = get_exercise(exercise_id)
     for learner in _learners(ex):
-        params = checks._params(ex, learner)
+        params = variants._params(ex, learner)
         right = np.asarray(ex.answer(learner), dtype=float)
-        texts = [checks._fill(ex, h, params) for h in ex.hints]
-        texts += [checks._form_of(ex, params)]
-        texts += [checks._fill(ex, m.hint, params) for m in _listed(ex, learner)]
+        texts = [variants._fill(ex, h, params) for h in ex.hints]
+        texts += [feedback._form_of(ex, params)]
+        texts += [variants._fill(ex, m.hint, params) for m in _listed(ex, learner)]
         texts += [m.text for m in _listed(ex, learner)]
         if params:
             texts.append(ex.variants.statement.format(**params))
@@ -262,18 +261,18 @@ def test_the_choice_does_not_depend_on_pythons_salted_hash():
 
 
 def test_identity_sources_in_order(monkeypatch, tmp_path):
-    assert checks.learner_identity() is None
+    assert variants.learner_identity() is None
     monkeypatch.setenv("JUPYTERHUB_USER", "hub-user")
-    assert checks.learner_identity() == "hub-user"
+    assert variants.learner_identity() == "hub-user"
     autograde = tmp_path / "autograded" / "student7" / "04_roofline"
     autograde.mkdir(parents=True)
     monkeypatch.chdir(autograde)
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    assert checks.learner_identity() == "student7"
+    assert variants.learner_identity() == "student7"
     monkeypatch.setenv("NBGRADER_STUDENT_ID", "nbg")
-    assert checks.learner_identity() == "nbg"
+    assert variants.learner_identity() == "nbg"
     monkeypatch.setenv("COURSE_LEARNER_ID", "  me ")
-    assert checks.learner_identity() == "me"
+    assert variants.learner_identity() == "me"
 
 
 def _two_different_learners(exercise_id):
@@ -307,7 +306,7 @@ def test_the_solution_computes_from_the_variant_and_passes_for_two_identities(ex
         for source in cells:
             exec(compile(source, f"solution {exercise_id}", "exec"), namespace)
         out = capsys.readouterr().out
-        assert f"{checks.MARK_RIGHT} {exercise_id}: correct" in out
+        assert f"{feedback.MARK_RIGHT} {exercise_id}: correct" in out
         shown = variant(exercise_id, learner)
         assert str(shown) in out                                     # the cell prints the numbers
         assert any(str(v) in out for v in shown.values())
@@ -352,7 +351,7 @@ def test_variants_are_validated():
 def test_a_right_answer_prints_a_mark_and_one_line(capsys):
     check("04.3", get_exercise("04.3").answer(None))
     out = capsys.readouterr().out
-    assert out.startswith(f"{checks.MARK_RIGHT} 04.3: correct") and out.count("\n") == 1
+    assert out.startswith(f"{feedback.MARK_RIGHT} 04.3: correct") and out.count("\n") == 1
 
 
 def test_wrong_types_are_short_feedback_too_and_keep_their_type():
@@ -415,9 +414,9 @@ def test_a_wrong_answer_in_a_notebook_is_a_few_lines_without_traceback_and_still
         assert len(errors) == 1, cell.source                        # the cell still fails
         traceback_text = "\n".join(errors[0].traceback)
         assert len(errors[0].traceback) <= 12, traceback_text
-        assert "checks.py" not in traceback_text and "Traceback" not in traceback_text
+        assert "course_lib/" not in traceback_text and "Traceback" not in traceback_text
         assert "site-packages" not in traceback_text and "File " not in traceback_text
-        assert errors[0].traceback[0].startswith(checks.MARK_WRONG), traceback_text
+        assert errors[0].traceback[0].startswith(feedback.MARK_WRONG), traceback_text
     first = "\n".join(nb.cells[0].outputs[0].traceback)
     assert "your answer 12345" in first and "expected: " in first and "hint" in first
     assert "c-write-forgotten" in "\n".join(nb.cells[1].outputs[0].traceback)
@@ -425,7 +424,7 @@ def test_a_wrong_answer_in_a_notebook_is_a_few_lines_without_traceback_and_still
     assert "return 1 / 0" in "\n".join(nb.cells[2].outputs[0].traceback)     # the learner's line
     assert nb.cells[0].outputs[0].ename == "ExerciseError"                    # what nbgrader records
     right = "".join(o.get("text", "") for o in nb.cells[4].outputs)
-    assert right.startswith(f"{checks.MARK_RIGHT} 04.3: correct") and right.count("\n") == 1
+    assert right.startswith(f"{feedback.MARK_RIGHT} 04.3: correct") and right.count("\n") == 1
 
 
 def test_a_plain_description_is_still_named_before_an_exercise_adopts_misconception():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from course_lib import exercises as ex
+from course_lib.exercises import running
 from course_lib.exercises import (BEGIN, END, SolutionFormatError, execute_notebook, find_regions,
                                   generate, main, make_exercise_text, make_workspace, progress)
 
@@ -188,7 +189,7 @@ def _run_in(km, notebook: Path) -> list:
     nb = jupytext.read(notebook)
     nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))
     NotebookClient(nb, km=km, timeout=300, allow_errors=True).execute()
-    return [ex._outcome(i, cell) for i, cell in enumerate(nb.cells[1:]) if cell.cell_type == "code"]
+    return [running._outcome(i, cell) for i, cell in enumerate(nb.cells[1:]) if cell.cell_type == "code"]
 
 
 @pytest.mark.parametrize("notebook", EXERCISES, ids=lambda p: p.name)

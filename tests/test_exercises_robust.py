@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from course_lib import exercises as ex
+from course_lib.exercises import files
 
 CHECK = "# %%\ndef check(ex_id, value):\n    assert value == 2, f'expected 2, got {value}'\n\n"
 FOLDER = {
@@ -132,7 +133,7 @@ def test_a_save_without_edits_leaves_the_file_refreshable(course, tmp_path):
 def test_a_manifest_of_raw_byte_hashes_still_lets_untouched_files_refresh(course, tmp_path):
     dest = tmp_path / "my_work"
     ex.make_workspace(dest, course, out=quiet)
-    raw = ex._sha256((dest / "98_two.py").read_bytes())
+    raw = files._sha256((dest / "98_two.py").read_bytes())
     (dest / ex.MANIFEST_NAME).write_text(json.dumps({"files": {"98_two.py": raw}}))
     path = course / "solutions" / "98_two.py"
     path.write_text(path.read_text() + "\n# %% [markdown]\n# Later.\n")

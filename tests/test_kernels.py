@@ -29,11 +29,12 @@ import pytest
 
 from course_lib.hardware import get_accelerator
 from course_lib.kernels import cuda
-from course_lib.kernels.profile import WARP_SIZE, profile_trace, warp_access, warp_lane_timeline
+from course_lib.kernels.profile import WARP_SIZE, profile_trace
 from course_lib.kernels.tasks import (BLOCK, TASKS, TILE, KernelCheckError, check_kernel,
                                       predict_task, run_task)
 from course_lib.kernels.trace import (MAX_THREAD_STEPS, MAX_THREADS, KernelCrash, KernelStepLimit,
                                       OutOfBoundsError, trace_launch)
+from course_lib.kernels.warp import warp_access, warp_access_cost, warp_lane_timeline
 from course_lib.memory import column_read_conflict_degree, conflict_degree, strided_conflict_degree
 from course_lib.simt import If, Let, While, coalescing, run_simt, strided_addresses
 from course_lib.tiling import tiled_matmul_traffic
@@ -140,6 +141,10 @@ def test_strided_load_sectors_by_hand_and_by_coalescing(stride, offset):
     wa = warp_access(p.trace, ld.line, warp=last, array="a")
     assert np.array_equal(wa.addresses[wa.active], base + 4 * (warps[last] * stride + offset))
     assert wa.active.sum() == len(warps[last]) < 32
+    # warp_access_cost (what the sector picture draws) counts that warp's sectors as the profile does.
+    cost = warp_access_cost(p.trace, ld.line, warp=last, array="a")
+    assert cost.coalescing.n_sectors == per_warp[last].n_sectors and cost.banks is None
+    assert np.array_equal(cost.lanes, np.nonzero(wa.active)[0])
 
 
 @cuda.jit
@@ -217,6 +222,12 @@ def test_bank_conflict_degree_by_hand_and_by_lesson_03(stride, full_degree, half
     base = _base(p, "s")
     assert full_degree == conflict_degree(base + 4 * stride * np.arange(32))
     assert half_degree == conflict_degree(base + 4 * stride * np.arange(32, 48))
+    # warp_access_cost (what the bank picture draws): per-bank distinct words, their max the degree.
+    for warp, degree, lanes in ((0, full_degree, 32), (1, half_degree, 16)):
+        cost = warp_access_cost(p.trace, ins.line, warp=warp, array="s")
+        assert cost.conflict_degree == degree == cost.bank_words.max() and cost.coalescing is None
+        assert cost.bank_words.sum() == lanes and cost.lanes.size == lanes
+        assert np.array_equal(cost.banks, (base // 4 + stride * (np.arange(lanes) + 32 * warp)) % 32)
     assert np.array_equal(out, np.arange(48))
 
 
@@ -786,7 +797,10 @@ def test_predict_task_is_the_roofline_by_hand():
 def test_warp_lane_timeline_issues_both_paths_then_reconverges():
     out = np.zeros(2 * 40, np.float32)
     tr = trace_launch(branchy, 2, 40, out)
-    lines, mask = warp_lane_timeline(tr, 0)
+    timeline = warp_lane_timeline(tr, 0)
+    lines, mask = timeline.lines, timeline.mask
+    assert (timeline.kernel_name, timeline.warp, timeline.issued) == (tr.kernel_name, 0, len(lines))
+    assert timeline.active_slots == mask.sum() and timeline.simt_efficiency == mask.sum() / (32 * len(lines))
     text = [tr.line_text(ln) for ln in lines]
     assert text[:2] == ["i = cuda.grid(1)", "if cuda.threadIdx.x % 32 < 8:"]
     assert mask[:2].all()                                  # everyone before the branch
@@ -803,6 +817,6 @@ def test_warp_lane_timeline_issues_both_paths_then_reconverges():
     assert text[5:] == ["out[i] *= 2.0"] and mask[5].all()  # reconverged
     assert len(lines) == tr.line_no[tr.line_start[0]:tr.line_start[1]].size + 1  # 6 issues
     # Warp 1 of block 0 (8 lanes, all on the if path) never splits.
-    lines1, mask1 = warp_lane_timeline(tr, 1)
+    mask1 = warp_lane_timeline(tr, 1).mask
     assert mask1.sum(axis=1).tolist() == [8] * 5
     assert mask1[:, 8:].sum() == 0

@@ -1,4 +1,4 @@
-"""Tests of course_lib.latency and course_lib.measure_latency.
+"""Tests of course_lib.latency and course_lib.measure.latency.
 
 Occupancy cases are derived by hand from the rules in NVIDIA's cuda_occupancy.h (registers per
 warp rounded to 256, allocated per sub-partition; shared memory plus the 1 KiB per-block
@@ -15,7 +15,7 @@ from course_lib.hardware import get_accelerator
 from course_lib.latency import (LaunchError, analytic_utilisation, bytes_in_flight, littles_law,
                                 occupancy, occupancy_curve, simulate_latency_hiding,
                                 warps_to_saturate)
-from course_lib.measure_latency import (fit_overhead_model, measure_call_overhead,
+from course_lib.measure.latency import (fit_overhead_model, measure_call_overhead,
                                         size_for_fraction)
 
 H100 = get_accelerator("H100 SXM")
@@ -280,7 +280,7 @@ def test_measure_call_overhead_shape_and_rejects():
 
 
 def test_robust_model_ignores_one_outlier():
-    from course_lib.measure_latency import robust_overhead_model
+    from course_lib.measure.latency import robust_overhead_model
     n = 2.0 ** np.arange(0, 19)
     t0, rate = 4.1e-7, 3.3e9
     t = t0 + n / rate
@@ -365,7 +365,7 @@ def test_launch_time_model():
 
 def test_batched_calls_and_matmul_measurements_are_well_formed():
     """Timings are not asserted (noisy machines); shapes, signs and argument checks are."""
-    from course_lib.measure_latency import measure_batched_calls, measure_matmul_flops
+    from course_lib.measure.latency import measure_batched_calls, measure_matmul_flops
     b = measure_batched_calls(17, 33, budget_s=0.02)
     assert b.n_calls == 17 and b.size == 33 and b.t_loop_s > 0 and b.t_one_s > 0
     assert b.overhead_per_call_s >= 0

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_lib import mastery
-from course_lib.checks import get_exercise, list_exercises
-from course_lib.exercise_checks import CONCEPTS
-from course_lib.mastery import concept_mastery, concept_table
+from course_lib.exercises import cli, mastery
+from course_lib.exercises.registry import get_exercise, list_exercises
+from course_lib.exercises.lessons import CONCEPTS
+from course_lib.exercises.mastery import concept_mastery, concept_table
 
 REPO = Path(__file__).resolve().parent.parent
 RNG = np.random.default_rng(1307)
@@ -78,7 +78,7 @@ def test_the_figure_draws_one_bar_per_concept_and_state():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from course_lib.plots.mastery import plot_mastery
+    from course_lib.exercises.mastery_plot import plot_mastery
     rows = concept_mastery({"04.1": "pass", "04.2": "fail", "05.1": "pass"})
     fig = plot_mastery(rows, title="map")
     ax = fig.axes[0]
@@ -186,17 +186,17 @@ def test_the_class_view_counts_students_per_concept(gradebook):
 def test_the_cli_prints_the_class_view_and_saves_the_figure(gradebook, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     figure = tmp_path / "class.png"
-    assert mastery.main(["--gradebook", str(gradebook), "--plot", str(figure)]) == 0
+    assert cli.main(["mastery", "--gradebook", str(gradebook), "--plot", str(figure)]) == 0
     out = capsys.readouterr().out
     assert "04 intensity" in out and "sparse-peak" in out and figure.stat().st_size > 1000
 
 
 def test_the_cli_refuses_bad_input(tmp_path, capsys):
-    assert mastery.main([]) == 2
-    assert mastery.main(["--gradebook", str(tmp_path / "nope.db")]) == 2
+    assert cli.main(["mastery"]) == 2
+    assert cli.main(["mastery", "--gradebook", str(tmp_path / "nope.db")]) == 2
     junk = tmp_path / "junk.db"
     junk.write_text("not a database")
-    assert mastery.main(["--gradebook", str(junk)]) == 2
+    assert cli.main(["mastery", "--gradebook", str(junk)]) == 2
     assert "gradebook" in capsys.readouterr().err
 
 
@@ -214,7 +214,7 @@ def test_the_learner_cli_runs_progress_and_shows_the_map(tmp_path, monkeypatch, 
     home.mkdir()
     (home / "misconceptions.jsonl").write_text(json.dumps({"exercise": "04.3", "misconception": "sparse-peak"}) + "\n")
     monkeypatch.setenv("COURSE_HOME", str(home))
-    assert mastery.main([str(dest)]) == 0
+    assert cli.main(["mastery", str(dest)]) == 0
     out = capsys.readouterr().out
     intensity = [i for i in list_exercises() if i[:2] == "04" and "intensity" in get_exercise(i).concepts]
     assert re.search(rf"04 intensity\s+1\s+0\s+{len(intensity) - 1}", out)   # 04.1 passed; the rest untouched

@@ -5,7 +5,7 @@ import pytest
 
 from course_lib.measure import (KernelMeasurement, MachineRoofline, gpu_status, measure_bandwidth,
                                 measure_kernels, measure_matmul_flops, stream_array_bytes, time_best)
-from course_lib.progress import progress_bar
+from course_lib.measure.progress import progress_bar
 
 
 def test_time_best_counts_calls():

@@ -1,4 +1,4 @@
-"""Tests of course_lib.memory and course_lib.measure_memory.
+"""Tests of course_lib.memory and course_lib.measure.memory.
 
 The cache simulator is checked against a plain OrderedDict LRU on random traces; bank-conflict
 degrees against a brute-force count; the pipeline recurrence against its closed form; the
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_lib.hardware import get_accelerator, list_accelerators
-from course_lib.measure_memory import (BandwidthLadder, LatencyLadder, measure_bandwidth_ladder,
+from course_lib.measure.memory import (BandwidthLadder, LatencyLadder, measure_bandwidth_ladder,
                                        measure_latency_ladder, random_cycle)
 from course_lib.memory import (PATTERNS, bank_of, column_read_conflict_degree, conflict_degree,
                                copy_hidden, hit_rate_sweep, make_trace, memory_hierarchy, n_sets,

@@ -120,7 +120,7 @@ def test_words_and_powers():
 def test_result_plots_name_what_they_take():
     """A plot given a number instead of its result records says which function makes them."""
     from course_lib.plots.formats import plot_scaling_runs
-    from course_lib.plots.mastery import plot_mastery
+    from course_lib.exercises.mastery_plot import plot_mastery
     with pytest.raises(TypeError, match="rows.*concept_mastery"):
         plot_mastery(3)
     with pytest.raises(TypeError, match="runs.*simulate_fp8_scaling"):

@@ -1,6 +1,5 @@
 """MIG profiles as data, and a slice as a smaller accelerator."""
 
-import numpy as np
 import pytest
 
 from course_lib.economics import decode_step

@@ -33,7 +33,6 @@ thing on purpose, for the hub test only: ``shared-password`` gives every user th
 from __future__ import annotations
 
 import argparse
-import grp
 import json
 import os
 import pwd

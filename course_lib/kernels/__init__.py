@@ -9,6 +9,8 @@ imported, so it happens here. The parts:
 * ``trace``    runs a kernel one CUDA thread at a time, checking and recording every access;
 * ``profile``  turns a trace into per-warp counts (coalescing, bank conflicts, divergence,
                races) and predicts the time on a catalog accelerator;
+* ``warp``     one warp as the pictures draw it: its lanes over time, and the sectors or
+               banks one of its requests touches;
 * ``tasks``    the kernels of lesson 09 and its puzzles, each with data, a NumPy reference, its
                FLOP and traffic formulas and cost targets; ``check_kernel`` checks one;
 * ``measure``  times a kernel on a real GPU with CUDA events, when one is present.

@@ -18,7 +18,6 @@ access touches, with no reuse by the caches (the profiler's model):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .._validate import check_choice, check_int

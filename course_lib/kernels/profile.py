@@ -44,8 +44,7 @@ from .trace import ATOMIC, GLOBAL, READ, SHARED, WARP_SIZE, WRITE, Trace
 
 __all__ = [
     "WARP_SIZE", "Problem", "MemoryInstruction", "LineStats", "KernelProfile",
-    "profile_trace", "warp_lane_timeline", "WarpAccess", "warp_access", "Prediction", "predict_time",
-    "ASSUMED_REGISTERS",
+    "profile_trace", "Prediction", "predict_time", "ASSUMED_REGISTERS",
 ]
 
 #: The occupancy beside a prediction assumes this many registers per thread (the compiler decides;
@@ -572,60 +571,6 @@ def _barrier_problems(trace: Trace) -> list:
 
 
 # --------------------------------------------------------------------------------------------
-# One warp over time (lesson 02's picture, from a real kernel)
-# --------------------------------------------------------------------------------------------
-
-def warp_lane_timeline(trace: Trace, warp: int = 0):
-    """Issue order of one warp: returns ``(lines, mask)``, ``mask[s, lane]`` True when the lane
-    executed the s-th issued instruction, whose source line is ``lines[s]``.
-
-    The lanes' line sequences are merged greedily: an instruction is issued when every lane that
-    will execute it has reached it (so a branch's two paths run one after the other and the warp
-    reconverges after both); among those ready, the one most lanes wait on goes first.
-    """
-    _check_trace(trace)
-    w = check_int("warp", warp, min_value=0, max_value=trace.launch.n_warps - 1)
-    tpb = trace.launch.threads_per_block
-    block, local = divmod(w, trace.launch.warps_per_block)
-    first = block * tpb + local * WARP_SIZE
-    tids = range(first, min(first + WARP_SIZE, (block + 1) * tpb))
-    seqs = []
-    for t in tids:
-        raw = trace.line_no[trace.line_start[t]:trace.line_start[t + 1]].tolist()
-        seen, seq = {}, []
-        for ln in raw:
-            k = seen.get(ln, 0)
-            seen[ln] = k + 1
-            seq.append((ln, k))
-        seqs.append(seq)
-    total = {}
-    for seq in seqs:
-        for ev in seq:
-            total[ev] = total.get(ev, 0) + 1
-    ptr = [0] * len(seqs)
-    heads = {}
-    for lane, seq in enumerate(seqs):
-        if seq:
-            heads.setdefault(seq[0], []).append(lane)
-    order, masks = [], []
-    while heads:
-        ready = [ev for ev, ls in heads.items() if len(ls) == total[ev]]
-        pool = ready or list(heads)
-        ev = min(pool, key=lambda e: (-len(heads[e]), e[0], e[1]))
-        lanes_now = heads.pop(ev)
-        row = np.zeros(WARP_SIZE, bool)
-        row[lanes_now] = True
-        order.append(ev[0])
-        masks.append(row)
-        for lane in lanes_now:
-            ptr[lane] += 1
-            if ptr[lane] < len(seqs[lane]):
-                heads.setdefault(seqs[lane][ptr[lane]], []).append(lane)
-    mask = np.array(masks, bool).reshape(-1, WARP_SIZE)
-    return np.array(order, np.int64), mask
-
-
-# --------------------------------------------------------------------------------------------
 # Predicted time on a catalog accelerator
 # --------------------------------------------------------------------------------------------
 
@@ -703,62 +648,3 @@ def predict_time(flops, bytes_moved, accelerator="H100 SXM", precision="fp32",
                 limiter = f"cannot launch: {exc}"
     point = place_kernel(Kernel("launch", flops, bytes_moved), acc, precision)
     return Prediction(point, acc.mem_bandwidth, occ, limiter)
-
-
-# --------------------------------------------------------------------------------------------
-# One warp's access on one source line (for the sector and bank pictures)
-# --------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class WarpAccess:
-    """The first request a warp made on one source line for one array: each lane's byte address.
-
-    ``addresses[lane]`` is -1 for a lane that made no access in that request. ``space`` is
-    'global' (addresses from a 256-byte aligned base) or 'shared' (offsets in the block's shared
-    memory, so ``address // 4 % 32`` is the bank).
-    """
-
-    line: int
-    array: str
-    space: str
-    op: str
-    itemsize: int
-    addresses: np.ndarray
-
-    @property
-    def active(self) -> np.ndarray:
-        return self.addresses >= 0
-
-
-def warp_access(trace: Trace, line: int, warp: int = 0, array: str | None = None) -> WarpAccess:
-    """The addresses warp ``warp`` used on source line ``line`` (first execution, first access,
-    or the first access to ``array``). A clear error when that warp made no access there."""
-    _check_trace(trace)
-    line = check_int("line", line, min_value=1)
-    warp = check_int("warp", warp, min_value=0, max_value=trace.launch.n_warps - 1)
-    if array is not None and not isinstance(array, str):
-        raise TypeError(f"array must be an array's name (a string) or None, got {type(array).__name__}")
-    event = trace.line_start[trace.acc_tid] + np.maximum(trace.acc_event, 0)
-    lines_of_acc = trace.line_no[event] if trace.acc_tid.size else np.zeros(0, np.int64)
-    sel = (lines_of_acc == line) & (_warp_ids(trace, trace.acc_tid) == warp)
-    if array is not None:
-        names = np.array([a.name for a in trace.arrays])
-        sel &= names[trace.acc_array] == array
-    hits = np.nonzero(sel)[0]
-    if hits.size == 0:
-        used = sorted({int(x) for x in lines_of_acc[_warp_ids(trace, trace.acc_tid) == warp]})
-        raise ValueError(f"warp {warp} made no memory access on line {line}"
-                         + (f" to array {array!r}" if array else "") + f"; its accesses are on lines {used}")
-    first = hits[0]
-    aid, kind = trace.acc_array[first], trace.acc_kind[first]
-    tpb = trace.launch.threads_per_block
-    lane_of = (trace.acc_tid % tpb) % WARP_SIZE
-    info = trace.arrays[int(aid)]
-    addresses = np.full(WARP_SIZE, -1, np.int64)
-    same = hits[(trace.acc_array[hits] == aid) & (trace.acc_kind[hits] == kind)]
-    for i in same:                       # the first such access of each lane
-        lane = int(lane_of[i])
-        if addresses[lane] < 0:
-            addresses[lane] = info.base_bytes + int(trace.acc_index[i]) * info.itemsize
-    return WarpAccess(line, info.name, info.space_name, {READ: "load", WRITE: "store", ATOMIC: "atomic"}[int(kind)],
-                      info.itemsize, addresses)

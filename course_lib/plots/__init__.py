@@ -12,6 +12,9 @@ import re
 
 import numpy as np
 
+from course_lib._validate import (check_array, check_bool, check_choice, check_instance, check_int, check_items,
+                                 check_number, check_sequence)
+
 __all__ = ["use_course_style", "new_axes", "place_labels", "readable_log_ticks", "text_problems",
            "plural", "powers_as_math"]
 
@@ -56,7 +59,6 @@ def _check_result(name, value, where: str, made_by: str, many: bool = False, min
     one), as ``made_by`` returns it. Returns the value (``many``: a list)."""
     import importlib
 
-    from .._validate import check_instance, check_items
     module, cls_name = where.rsplit(".", 1)
     cls = getattr(importlib.import_module(f"course_lib.{module}"), cls_name)
     if many:
@@ -78,7 +80,6 @@ def new_axes(ax=None, figsize=(7.5, 4.2)):
     import matplotlib.pyplot as plt
     from matplotlib.axes import Axes
 
-    from .._validate import check_array
     if ax is not None:
         if not isinstance(ax, Axes):
             raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
@@ -94,7 +95,6 @@ def new_axes(ax=None, figsize=(7.5, 4.2)):
 
 def plural(n, word: str, plural_form: str | None = None) -> str:
     """``"1 warp"``, ``"2 warps"``, ``"1,024 blocks"``: the count and the word in the right number."""
-    from .._validate import check_int
     n = check_int("n", n, min_value=0)
     if not isinstance(word, str) or (plural_form is not None and not isinstance(plural_form, str)):
         bad, name = (word, "word") if not isinstance(word, str) else (plural_form, "plural_form")
@@ -126,7 +126,6 @@ def _renderer(fig):
 def _check_axes(name, ax):
     from matplotlib.axes import Axes
 
-    from course_lib._validate import check_instance
     check_instance(name, ax, Axes, "plt.subplots()")
 
 
@@ -143,7 +142,6 @@ def place_labels(ax, labels, pad_px: float = 2.0, avoid_lines: bool = True, **te
     ``tight_layout`` after the call are fine); it is deterministic and measures real text extents
     at the dpi being drawn. Returns the Annotations.
     """
-    from course_lib._validate import check_bool, check_number, check_sequence
     _check_axes("ax", ax)
     pad_px = check_number("pad_px", pad_px, min_value=0, max_value=100)
     avoid_lines = check_bool("avoid_lines", avoid_lines)
@@ -252,7 +250,6 @@ def readable_log_ticks(ax, which: str = "both") -> None:
     import math
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-    from course_lib._validate import check_choice
     _check_axes("ax", ax)
     which = check_choice("which", which, ("x", "y", "both"))
     for name in ("x", "y") if which == "both" else (which,):
@@ -282,7 +279,6 @@ def text_problems(fig) -> list[str]:
     Draws the figure (without rendering) first, so placed labels are where a reader sees them."""
     from matplotlib.figure import Figure
 
-    from course_lib._validate import check_instance
     check_instance("fig", fig, Figure, "plt.figure() or any plot_* function")
     fig.draw_without_rendering()
     renderer = _renderer(fig)

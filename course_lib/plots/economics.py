@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check_mapping, _check_result, new_axes, place_labels, readable_log_ticks
-from .._validate import check_number
-from ..economics import BatchingRun, KVAllocation, ServingCurve, TrainingMemory
+from .._validate import check_array, check_number
+from ..economics import ServingCurve, TrainingMemory
 
 __all__ = ["plot_serving_curve", "plot_decode_times", "plot_kv_cache", "plot_training_memory",
            "plot_kv_waste", "plot_batching"]
@@ -157,7 +157,6 @@ def plot_batching(loads, static_runs, continuous_runs, step_s: float = 1.0, ax=N
     at ``step_s`` per decode step) against load, log scale.
     """
     import matplotlib.pyplot as plt
-    from .._validate import check_array, check_number
     x = check_array("loads", loads, ndim=1)
     if x.size == 0 or np.any(x <= 0):
         raise ValueError(f"loads must hold at least one load, each > 0, got {loads!r:.60}")

@@ -1,72 +1,64 @@
-"""Draw what a real kernel's warps did: lanes over time, and the sectors or banks one access touched."""
+"""Draw what a real kernel's warps did: lanes over time, and the sectors or banks one access touched.
+
+Each function takes a result from ``course_lib.kernels.warp`` or ``.design`` and returns the Figure."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from . import _check_result, new_axes, plural
+from .simt import plot_coalescing
 
 __all__ = ["plot_warp_lanes", "plot_warp_access", "plot_design_times"]
 
 
-def plot_warp_lanes(trace, warp: int = 0, ax=None, title: str | None = None):
-    """Lesson 02's picture for a real kernel: which lanes of one warp ran each issued line."""
-    trace = _check_result("trace", trace, "kernels.trace.Trace", "trace_launch()")
-    from ..kernels.profile import warp_lane_timeline
-    lines, mask = warp_lane_timeline(trace, warp)
+def plot_warp_lanes(timeline, ax=None, title: str | None = None):
+    """Lesson 02's picture for a real kernel: which lanes of one warp ran each issued line
+    (a :class:`~course_lib.kernels.warp.LaneTimeline` from ``warp_lane_timeline``)."""
+    timeline = _check_result("timeline", timeline, "kernels.warp.LaneTimeline", "warp_lane_timeline()")
+    lines, mask = timeline.lines, timeline.mask
     fig, ax = new_axes(ax, figsize=(7.5, 3.4))
     ax.imshow(mask.T, aspect="auto", cmap="Greys", vmin=0, vmax=1.6, interpolation="nearest", origin="lower")
     ax.set_xlabel("issued instruction (one kernel source line each), labelled by line number")
     ax.set_ylabel("lane")
-    steps = mask.shape[0]
+    steps = timeline.issued
     every = max(1, -(-steps // 40))
     ax.set_xticks(range(0, steps, every))
     ax.set_xticklabels([str(int(x)) for x in lines[::every]], fontsize=7, rotation=90)
     ax.set_yticks([0, 8, 16, 24, 31])
-    busy = mask.sum() / mask.size if mask.size else 0.0
-    ax.set_title(title or f"{trace.kernel_name}, warp {warp}: {steps} instructions issued, "
-                          f"{100 * busy:.0f}% of lane-slots active", fontsize=10)
+    ax.set_title(title or f"{timeline.kernel_name}, warp {timeline.warp}: {steps} instructions issued, "
+                          f"{100 * timeline.simt_efficiency:.0f}% of lane-slots active", fontsize=10)
     ax.grid(False)
     return fig
 
 
-def plot_warp_access(trace, line: int, warp: int = 0, array: str | None = None, ax=None,
-                     title: str | None = None):
+def plot_warp_access(cost, ax=None, title: str | None = None):
     """Global access: each lane's bytes and the 32-byte sectors moved (lesson 02's picture).
-    Shared access: each lane's bank, with the most-loaded bank marked (lesson 03's rule)."""
-    trace = _check_result("trace", trace, "kernels.trace.Trace", "trace_launch()")
-    from ..kernels.profile import warp_access
-    from ..memory import BANK_BYTES, N_BANKS, conflict_degree
-    from ..simt import coalescing
-    acc = warp_access(trace, line, warp, array)
-    act = acc.active
+    Shared access: each lane's bank, with the most-loaded bank marked (lesson 03's rule).
+    ``cost`` is a :class:`~course_lib.kernels.warp.AccessCost` from ``warp_access_cost``."""
+    cost = _check_result("cost", cost, "kernels.warp.AccessCost", "warp_access_cost()")
+    acc = cost.access
     if acc.space == "global":
-        from .simt import plot_coalescing
-        result = coalescing(acc.addresses[act], acc.itemsize)
+        result = cost.coalescing
         return plot_coalescing(result, ax=ax, title=title or (
-            f"line {line}, {acc.array} {acc.op}: {plural(result.n_sectors, 'sector')}, "
+            f"line {acc.line}, {acc.array} {acc.op}: {plural(result.n_sectors, 'sector')}, "
             f"{100 * result.efficiency:.0f}% of moved bytes used"))
     fig, ax = new_axes(ax, figsize=(7.5, 3.4))
-    lanes = np.nonzero(act)[0]
-    words = acc.addresses[act] // BANK_BYTES
-    banks = words % N_BANKS
-    degree = conflict_degree(acc.addresses[act])
-    load = np.zeros(N_BANKS, np.int64)
-    for b in range(N_BANKS):
-        load[b] = np.unique(words[banks == b]).size
+    n_banks = cost.bank_words.size
+    degree = cost.conflict_degree
     if degree > 1:                          # shade the banks that serialise the request
-        worst = np.nonzero(load == degree)[0]
+        worst = np.nonzero(cost.bank_words == degree)[0]
         ax.bar(worst, 32, bottom=-0.5, width=0.9, color="#fdae6b", alpha=0.5, lw=0,
                label=f"bank serving {degree} different words")
-    ax.scatter(banks, lanes, s=14, color="#08519c", zorder=3, label="lane's word")
-    ax.set_xlim(-0.7, N_BANKS - 0.3)
+    ax.scatter(cost.banks, cost.lanes, s=14, color="#08519c", zorder=3, label="lane's word")
+    ax.set_xlim(-0.7, n_banks - 0.3)
     ax.set_ylim(-0.5, 38)                   # headroom above lane 31: the legend covers no lane
-    ax.set_xticks(range(0, N_BANKS, 4))
+    ax.set_xticks(range(0, n_banks, 4))
     ax.set_yticks([0, 8, 16, 24, 31])
     ax.set_xlabel("shared-memory bank (4-byte word mod 32)")
     ax.set_ylabel("lane")
     ax.legend(loc="upper right", ncol=2, fontsize=8, framealpha=0.9)
-    ax.set_title(title or f"line {line}, {acc.array} {acc.op}: {degree}-way conflict "
+    ax.set_title(title or f"line {acc.line}, {acc.array} {acc.op}: {degree}-way conflict "
                           f"({degree} pass{'es' if degree > 1 else ''} through the banks)", fontsize=10)
     return fig
 

@@ -88,7 +88,7 @@ def plot_occupancy(result, curve=None, ax=None):
 
 def plot_call_overhead(measurement, ax=None):
     """Achieved rate n / t(n) against elements per call, with Hockney's fit and n_half marked."""
-    measurement = _check_result("measurement", measurement, "measure_latency.CallOverhead", "measure_call_overhead()")
+    measurement = _check_result("measurement", measurement, "measure.latency.CallOverhead", "measure_call_overhead()")
     fig, ax = new_axes(ax)
     n = measurement.sizes
     ax.loglog(n, measurement.rate_elements_per_s, "o", color="#d62728", ms=4, label="measured")

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from . import _check_result, new_axes, place_labels, plural, readable_log_ticks
-from .._validate import check_array, check_number
+from .._validate import check_array
 from ..memory import HitRateCurve, MemoryLevel, MemoryWall, PipelineTimeline
 
 __all__ = [
@@ -122,7 +122,7 @@ def _cache_marks(ax, cache_sizes):
 
 def plot_bandwidth_ladder(ladder, cache_sizes: dict | None = None, ax=None, title: str = "your CPU"):
     """Measured read bandwidth against working set (log-log), with the OS-reported cache sizes dashed."""
-    ladder = _check_result("ladder", ladder, "measure_memory.BandwidthLadder", "measure_bandwidth_ladder()")
+    ladder = _check_result("ladder", ladder, "measure.memory.BandwidthLadder", "measure_bandwidth_ladder()")
     _cache_sizes(cache_sizes)
     fig, ax = new_axes(ax)
     ax.loglog(ladder.working_set_bytes, ladder.bandwidth_bytes_per_s / 1e9, "o-", color="#1f77b4")
@@ -136,7 +136,7 @@ def plot_bandwidth_ladder(ladder, cache_sizes: dict | None = None, ax=None, titl
 
 def plot_latency_ladder(ladder, cache_sizes: dict | None = None, ax=None, title: str = "your CPU"):
     """Measured time per dependent access against working set (log x)."""
-    ladder = _check_result("ladder", ladder, "measure_memory.LatencyLadder", "measure_latency_ladder()")
+    ladder = _check_result("ladder", ladder, "measure.memory.LatencyLadder", "measure_latency_ladder()")
     _cache_sizes(cache_sizes)
     fig, ax = new_axes(ax)
     ax.semilogx(ladder.working_set_bytes, ladder.ns_per_step, "o-", color="#d62728")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check_result, new_axes
-from ..hardware import Accelerator
 
 __all__ = ["plot_slice_rooflines"]
 

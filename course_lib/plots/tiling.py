@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _check_result, new_axes, readable_log_ticks
 from ..tiling import FusionResult, TrafficSweep
+from .attention import plot_attention_traffic
 
 __all__ = ["plot_tile_traffic", "plot_reuse_hierarchy", "plot_fusion", "plot_load_counts",
            "plot_traffic_overview"]
@@ -93,7 +94,6 @@ def plot_traffic_overview(result):
         raise TypeError("result must be a pair (traffic_sweep(...), attention_traffic_sweep(...))")
     _check_result("result[0]", result[0], "tiling.TrafficSweep", "traffic_sweep()")
     _check_result("result[1]", result[1], "attention.TrafficSweep", "attention_traffic_sweep()")
-    from .attention import plot_attention_traffic
     import matplotlib.pyplot as plt
     matmul_sweep, attention_sweep = result
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))

@@ -11,7 +11,7 @@ terminal. Either shows the count, the rate and the time left.
 
 from __future__ import annotations
 
-from ._validate import check_bool, check_int
+from .._validate import check_bool, check_int
 
 __all__ = ["progress_bar"]
 

@@ -1,8 +1,10 @@
-"""Measure the learner's own machine with NumPy: bandwidth, matmul FLOP/s, and kernels on a roofline.
+"""The learner's own roofline, measured with NumPy: bandwidth, matmul FLOP/s, and kernels under the roof.
 
-Every measurement goes through one timer, :func:`time_best`: an untimed warm-up call (first-touch
-page faults, BLAS thread start-up, caches), then the best of at least ``repeats`` runs and at
-least ``min_time_s`` of timed calls (the least disturbed run). The matmul peak that defines the
+    attainable(I) = min(peak_flops, I * bandwidth),   I = FLOP / byte
+
+Every measurement goes through one timer, :func:`~course_lib.measure.timer.time_best`: an untimed
+warm-up call (first-touch page faults, BLAS thread start-up, caches), then the best of at least
+``repeats`` runs and at least ``min_time_s`` of timed calls (the least disturbed run). The matmul peak that defines the
 flat roof is timed exactly as the kernels placed under it are. Bytes are counted as each NumPy
 pass really moves them (``out=`` passes, no hidden temporaries). The whole default run takes
 one to two seconds. Drawing: ``course_lib.plots.roofline``.
@@ -13,25 +15,23 @@ from __future__ import annotations
 import glob
 import os
 import platform
-import time
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from ._validate import check_bool, check_float_dtype, check_int, check_number, check_sequence
+from .._validate import check_bool, check_float_dtype, check_int, check_sequence
+from ..roofline import attainable_flops
 from .progress import progress_bar
+from .timer import time_best
 
 #: Largest float64 array a CPU measurement allocates (three of them at once: 3 GiB in all).
 MAX_ARRAY_BYTES = 2 ** 30
 #: Largest square matmul timed on the CPU: 2 * 4096^3 FLOP is about a second on a laptop.
 MAX_GEMM_SIZE = 4096
-from .roofline import attainable_flops
 
 __all__ = [
     "REPEATS",
     "MIN_TIME_S",
-    "time_best",
     "last_level_cache_bytes",
     "stream_array_bytes",
     "cpu_description",
@@ -49,33 +49,6 @@ __all__ = [
 #: Defaults shared by every CPU measurement, so the peak and the kernels are timed alike.
 REPEATS = 5
 MIN_TIME_S = 0.05
-
-
-def time_best(fn: Callable[[], object], repeats: int = 5, min_time_s: float = 0.0, warmup: int = 1,
-              max_runs: int = 1000) -> float:
-    """Best wall time of ``fn()`` over ``repeats`` runs (seconds), after ``warmup`` untimed calls;
-    keeps going until ``min_time_s`` of timed calls (at most ``max_runs`` runs)."""
-    if not callable(fn):
-        raise TypeError("fn must be a callable taking no arguments")
-    repeats = check_int("repeats", repeats, min_value=1, max_value=10_000)
-    min_time_s = check_number("min_time_s", min_time_s, min_value=0, max_value=10)
-    warmup = check_int("warmup", warmup, min_value=0, max_value=1000)
-    max_runs = check_int("max_runs", max_runs, min_value=1, max_value=100_000)
-    for _ in range(warmup):
-        fn()
-    best = float("inf")
-    spent = 0.0
-    runs = 0
-    while runs < repeats or spent < min_time_s:
-        start = time.perf_counter()
-        fn()
-        elapsed = time.perf_counter() - start
-        best = min(best, elapsed)
-        spent += elapsed
-        runs += 1
-        if runs >= max_runs:
-            break
-    return best
 
 
 def last_level_cache_bytes() -> int | None:
@@ -369,7 +342,7 @@ def measure_gpu_machine(array_bytes: int = 2 ** 30, gemm_size: int = 8192, repea
         flops = 2.0 * gemm_size ** 3 / cuda_time(lambda: a @ b)
         bar.update()
         name = torch.cuda.get_device_name(0)
-        del src, dst, a, b
+        src = dst = a = b = None          # drop the GPU arrays before emptying the cache
         torch.cuda.empty_cache()
     return MachineRoofline(f"{name} (PyTorch, BF16 matmul)", copy_bw, copy_bw, scale_bw, flops,
                            gemm_size, array_bytes)

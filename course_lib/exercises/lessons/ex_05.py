@@ -11,8 +11,9 @@ import math
 import numpy as np
 
 from course_lib import formats as F
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import bytes_per_element, get_accelerator
 
 __all__ = ["EXERCISES"]

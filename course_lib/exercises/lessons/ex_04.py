@@ -10,9 +10,11 @@ import functools
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
-from course_lib.exercise_checks._decision import OptimumExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.variants import Variants
+from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (attainable_flops, binding_ceiling, hierarchical_ceilings,
                                  matmul_intensity, matmul_kernel, place_kernel, read_profile, ridge_point)

@@ -11,12 +11,14 @@ import math
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.variants import Variants
 from course_lib.economics import (compute_optimal, cost_per_million_tokens_usd, crossover_batch, decode_step,
                                   get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
                                   training_time_s, weight_bytes)
-from course_lib.exercise_checks._decision import DecisionExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.decision import DecisionExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import get_accelerator
 
 __all__ = ["EXERCISES"]

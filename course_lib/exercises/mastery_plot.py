@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import new_axes
+from course_lib._validate import check_items
+from course_lib.exercises.mastery import STATES, ConceptMastery
+from course_lib.plots import new_axes
 
 __all__ = ["plot_mastery"]
 
@@ -13,11 +15,9 @@ _COLOURS = ("#2e7d32", "#f9a825", "#cfd8dc")
 
 
 def plot_mastery(rows, ax=None, title: str | None = None):
-    """Horizontal stacked bars of ``course_lib.mastery.concept_mastery`` (or a class's concepts):
+    """Horizontal stacked bars of ``course_lib.exercises.mastery.concept_mastery`` (or a class's concepts):
     the share of exercises (or students) per state, one bar per concept, lesson by lesson."""
-    from course_lib._validate import check_items
-    from course_lib.mastery import ConceptMastery
-    rows = check_items("rows", rows, ConceptMastery, "course_lib.mastery.concept_mastery, or a class's "
+    rows = check_items("rows", rows, ConceptMastery, "course_lib.exercises.mastery.concept_mastery, or a class's "
                        "class_mastery(...).concepts")
     fig, ax = new_axes(ax, figsize=(7.5, max(2.5, 0.32 * len(rows) + 1.2)))
     labels = [f"{r.lesson} {r.concept}" for r in rows]
@@ -26,7 +26,6 @@ def plot_mastery(rows, ax=None, title: str | None = None):
     shares = counts / totals
     y = np.arange(len(rows))[::-1]
     left = np.zeros(len(rows))
-    from course_lib.mastery import STATES
     for column, (state, colour) in enumerate(zip(STATES, _COLOURS)):
         ax.barh(y, shares[:, column], left=left, color=colour, label=state, height=0.7)
         for yi, share, start, count in zip(y, shares[:, column], left, counts[:, column]):

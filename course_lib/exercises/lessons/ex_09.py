@@ -13,8 +13,9 @@ import functools
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, KernelExercise, Misconception, ValueExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, KernelExercise, ValueExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import get_accelerator
 
 __all__ = ["EXERCISES"]

@@ -1,6 +1,6 @@
 """Misconceptions and unit slips that several exercises share, placed in a lesson by each use.
 
-    from course_lib.exercise_checks.misconceptions import shared
+    from course_lib.exercises.misconceptions import shared
     shared("bits-for-bytes", "03", "1. The ladder")     # a Misconception pointing at that section
 
 The key, the sentence and the hint are defined once here; each exercise says which section of
@@ -10,7 +10,7 @@ name what to look at, never the answer.
 
 from __future__ import annotations
 
-from course_lib.checks import Misconception
+from course_lib.exercises.feedback import Misconception
 
 __all__ = ["SHARED", "shared"]
 

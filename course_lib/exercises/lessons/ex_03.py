@@ -10,9 +10,11 @@ import functools
 import numpy as np
 
 from course_lib._validate import check_choice, check_int
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
-from course_lib.exercise_checks._decision import OptimumExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.variants import Variants
+from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.memory import (N_BANKS, BANK_BYTES, column_read_conflict_degree, conflict_degree, copy_hidden, make_trace,
                                pipeline_timeline, simulate_cache, transfer_time_s)

@@ -11,9 +11,10 @@ import math
 import numpy as np
 
 from course_lib.attention import flash_attention_traffic, naive_attention_traffic, online_softmax_update
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
-from course_lib.exercise_checks._decision import OptimumExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
 from course_lib.tiling import graph_traffic, smem_bytes_per_block, tile_limit, tiled_matmul_traffic

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ._validate import check_array, check_bool, check_count, check_int, check_number
+from .._validate import check_array, check_bool, check_count, check_int
 from .progress import progress_bar
 
 __all__ = [

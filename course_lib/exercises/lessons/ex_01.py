@@ -9,9 +9,11 @@ import functools
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise, Variants
-from course_lib.exercise_checks._decision import OptimumExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.variants import Variants
+from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy,
                                 register_pressure, simulate_latency_hiding)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.economics import decode_step
-from course_lib.exercise_checks._decision import DecisionExercise, OptimumExercise
-from course_lib.exercise_checks.misconceptions import shared
+from course_lib.exercises.decision import DecisionExercise, OptimumExercise
+from course_lib.exercises.misconceptions import shared
 from course_lib.sharing import mig_accelerator
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
 from course_lib.hardware import get_accelerator

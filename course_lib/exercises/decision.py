@@ -1,6 +1,6 @@
 """A design exercise with several valid answers: the learner decides, a judge checks the decision.
 
-``DecisionExercise`` is a :class:`~course_lib.checks.ValueExercise` (so the registry, hints and
+``DecisionExercise`` is a :class:`~course_lib.exercises.types.ValueExercise` (so the registry, hints and
 the course's tests treat it like one) whose answer is accepted when ``judge(answer)`` finds no
 broken constraint, not when it equals one number. ``expected`` returns one valid decision, used
 by the tests; it is chosen so that twice it and half of it are not valid too (the tests feed
@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from course_lib.checks import (_NO_LEARNER, ValueExercise, _as_scalar_answer, _error, _params,
-                               _scalar_misconceptions, _short)
+from course_lib.exercises.feedback import _as_scalar_answer, _error, _scalar_misconceptions, _short
+from course_lib.exercises.types import ValueExercise
+from course_lib.exercises.variants import _NO_LEARNER, _params
 
 __all__ = ["DecisionExercise", "OptimumExercise"]
 

@@ -9,8 +9,9 @@ import functools
 
 import numpy as np
 
-from course_lib.checks import ChoiceExercise, FunctionExercise, Misconception, ValueExercise
-from course_lib.exercise_checks._decision import OptimumExercise
+from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.decision import OptimumExercise
 from course_lib._validate import check_int
 from course_lib.hardware import get_accelerator
 from course_lib.simt import If, Let, While, aos_addresses, coalescing, run_simt, soa_addresses

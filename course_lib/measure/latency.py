@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_array, check_bool, check_int, check_number
-from .measure import time_best
+from .._validate import check_array, check_bool, check_int, check_number
 from .progress import progress_bar
+from .timer import time_best
 
 __all__ = ["CallOverhead", "fit_overhead_model", "robust_overhead_model", "measure_call_overhead",
            "size_for_fraction", "BatchedCalls", "measure_batched_calls", "measure_matmul_flops"]

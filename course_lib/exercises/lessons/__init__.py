@@ -1,12 +1,12 @@
 """Exercise checks, one module per lesson: ``ex_NN.py`` defines ``EXERCISES``.
 
-``course_lib.checks`` discovers every ``ex_*.py`` here on first use; nothing is imported
+``course_lib.exercises.registry`` discovers every ``ex_*.py`` here on first use; nothing is imported
 or computed before a learner calls ``check`` or ``hint``. Shared misconceptions live in
 ``misconceptions.py``.
 
 ``CONCEPTS`` is the fixed list of concepts each lesson teaches, ``{lesson: {key: description}}``.
 Every exercise names the ones it exercises (``concepts=("intensity",)``); the registry refuses a
-key its lesson does not list, and ``course_lib.mastery`` reports per concept.
+key its lesson does not list, and ``course_lib.exercises.mastery`` reports per concept.
 """
 
 __all__ = ["CONCEPTS"]

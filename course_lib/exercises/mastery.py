@@ -1,13 +1,13 @@
 """The mastery map: what a learner, or a class, knows, concept by concept.
 
 Every exercise is tagged with the concepts it exercises (``concepts=`` in
-``course_lib/exercise_checks/ex_NN.py``, from the fixed list per lesson in
-``course_lib.exercise_checks.CONCEPTS``). From per-exercise statuses this module counts, per
+``course_lib/exercises/lessons/ex_NN.py``, from the fixed list per lesson in
+``course_lib.exercises.lessons.CONCEPTS``). From per-exercise statuses this module counts, per
 concept, the exercises (or, for a class, the students) that passed, were attempted and failed,
 or were not attempted.
 
-    python -m course_lib.mastery my_work                 # a learner: runs progress, prints the map
-    python -m course_lib.mastery --gradebook gradebook.db   # an instructor: the class, from nbgrader
+    python -m course_lib.exercises mastery my_work                 # a learner: runs progress, prints the map
+    python -m course_lib.exercises mastery --gradebook gradebook.db   # an instructor: the class
 
 For a class the statuses come from nbgrader's ``gradebook.db`` (read with sqlite, so nbgrader
 and its ``alembic`` need not be on the PATH): one graded check cell per exercise, named
@@ -17,23 +17,25 @@ exercise from a wrong one, and which misconceptions the wrong answers matched (t
 ``[misconception: key]`` into their feedback). A learner's own misconceptions come from the log
 the checks keep, ``~/.course/misconceptions.jsonl``.
 
-Computing only: the figure is ``course_lib.plots.mastery.plot_mastery``.
+Computing only: the figure is ``course_lib.exercises.mastery_plot.plot_mastery``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import sqlite3
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib._validate import check_instance, check_int, check_sequence
+from course_lib.exercises.lessons import CONCEPTS
+from course_lib.exercises.registry import get_exercise, list_exercises
+
 __all__ = ["ConceptMastery", "ClassMastery", "exercise_concepts", "concept_mastery", "concept_table",
-           "gradebook_statuses", "class_mastery", "class_table", "logged_misconceptions", "main"]
+           "gradebook_statuses", "class_mastery", "class_table", "logged_misconceptions", "STATES"]
 
 #: The three states, in the order tables and figures show them.
 STATES = ("passed", "attempted", "not attempted")
@@ -84,13 +86,11 @@ class ClassMastery:
 
 
 def _concepts_table() -> dict:
-    from course_lib.exercise_checks import CONCEPTS
     return CONCEPTS
 
 
 def exercise_concepts() -> dict:
     """``{exercise id: concepts}`` for every registered exercise."""
-    from course_lib.checks import get_exercise, list_exercises
     return {i: tuple(get_exercise(i).concepts) for i in list_exercises()}
 
 
@@ -128,7 +128,6 @@ def concept_mastery(statuses, lessons=None) -> list[ConceptMastery]:
     if lessons is None:
         lessons = _lessons_of(states)
     else:
-        from course_lib._validate import check_sequence
         lessons = check_sequence("lessons", [lessons] if isinstance(lessons, str) else lessons, max_len=100)
         lessons = [str(lesson).zfill(2) for lesson in lessons]
         unknown = [lesson for lesson in lessons if lesson not in table]
@@ -261,7 +260,6 @@ def class_mastery(gradebook, course_dir=None) -> ClassMastery:
 
 def class_table(mastery: ClassMastery, top: int = 10) -> str:
     """The class view as text: the concept table, then the misconceptions hit most."""
-    from course_lib._validate import check_instance, check_int
     check_instance("mastery", mastery, ClassMastery, "class_mastery")
     top = check_int("top", top, min_value=1, max_value=10_000)
     lines = [f"{len(mastery.students)} students", concept_table(mastery.concepts)]
@@ -293,60 +291,3 @@ def logged_misconceptions(path=None) -> Counter:
         except (ValueError, KeyError, TypeError):
             continue
     return counts
-
-
-# --------------------------------------------------------------------------------------------
-# Command line
-# --------------------------------------------------------------------------------------------
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m course_lib.mastery",
-        description="The mastery map: per concept, exercises passed / attempted / not attempted "
-                    "(a learner's workspace), or students (a class, from nbgrader's gradebook).")
-    parser.add_argument("dir", nargs="?", type=Path, help="a learner's workspace (runs its notebooks)")
-    parser.add_argument("--gradebook", type=Path, help="an nbgrader gradebook.db: the class view")
-    parser.add_argument("--course-dir", type=Path, default=None,
-                        help="the nbgrader course folder with autograded/ (default: the gradebook's)")
-    parser.add_argument("--plot", type=Path, default=None, help="also save the figure to this file (.png)")
-    return parser
-
-
-def main(argv=None) -> int:
-    """Entry point of ``python -m course_lib.mastery``; returns the exit status."""
-    if argv is not None and not (isinstance(argv, (list, tuple)) and all(isinstance(a, str) for a in argv)):
-        raise TypeError(f"argv must be None or a list of strings (command-line arguments), got {argv!r:.60}")
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if (args.dir is None) == (args.gradebook is None):
-        parser.print_usage(sys.stderr)
-        print("error: give a workspace folder or --gradebook PATH (one of them)", file=sys.stderr)
-        return 2
-    try:
-        if args.gradebook is not None:
-            mastery = class_mastery(args.gradebook, args.course_dir)
-            print(class_table(mastery))
-            rows, title = mastery.concepts, f"Class mastery ({len(mastery.students)} students)"
-        else:
-            from course_lib.exercises import progress
-            statuses = progress(args.dir)                 # prints statuses and the concept table
-            rows, title = concept_mastery(statuses), "Your mastery map"
-            logged = logged_misconceptions()
-            if logged:
-                print("misconceptions your wrong answers matched (exercise: key, times):")
-                for (ex_id, key), times in logged.most_common(10):
-                    print(f"  {ex_id}: {key}, {times}")
-        if args.plot is not None:
-            import matplotlib
-            matplotlib.use("Agg")
-            from course_lib.plots.mastery import plot_mastery
-            plot_mastery(rows, title=title).savefig(args.plot, dpi=150, bbox_inches="tight")
-            print(f"wrote {args.plot}")
-    except (OSError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,393 @@
+"""What a learner reads when an answer is wrong: the errors, the misconceptions, the messages.
+
+A wrong answer raises :class:`ExerciseError` (an ``AssertionError``, so nbgrader counts the check
+cell as failed). Its message quotes the learner's value, the form the answer should take, the
+misconception it matches if one does (a :class:`Misconception`: one sentence, the lesson section
+that corrects it, a hint that follows the mistake) and a hint, never the expected value. IPython
+shows it through ``_render_traceback_``: a mark and the message, no traceback into the library.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import re
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+
+from course_lib.exercises.variants import _fill
+
+__all__ = ["ExerciseError", "AnswerTypeError", "AnswerValueError", "Misconception", "MARK_RIGHT", "MARK_WRONG"]
+
+#: Exercise ids look like "04.2" (lesson 04, exercise 2); a trailing letter ("04.2b") is allowed.
+ID_PATTERN = re.compile(r"^(\d{2})\.(\d+[a-z]?)$")
+
+
+#: The marks a result starts with: right, and not (yet) right.
+MARK_RIGHT, MARK_WRONG = "\u2713", "\u2717"
+
+
+class _Feedback:
+    """Mixin: IPython shows the exception through ``_render_traceback_`` as a mark and the
+    message alone, with no traceback into the course library (the cell still fails, and nbgrader
+    still scores it as failed)."""
+
+    def _render_traceback_(self):
+        lines = str(self).splitlines() or [""]
+        return [f"{MARK_WRONG} {lines[0]}"] + lines[1:]
+
+
+class ExerciseError(_Feedback, AssertionError):
+    """An answer that does not pass its check (an AssertionError, so graders count it as failed).
+
+    ``exercise_id`` and ``misconception`` (the :class:`Misconception` the answer matched, or
+    None) are kept for the mastery map.
+    """
+
+    def __init__(self, message="", exercise_id=None, misconception=None):
+        super().__init__(message)
+        self.exercise_id = exercise_id
+        self.misconception = misconception
+
+
+class AnswerTypeError(_Feedback, TypeError):
+    """An answer of the wrong type (a number where a string was expected...): short feedback too."""
+
+
+class AnswerValueError(_Feedback, ValueError):
+    """An answer of the wrong shape, NaN, or outside the choices: short feedback too."""
+
+
+_KEY_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A known mistake: ``key`` (stable, for logs), ``text`` (one sentence naming it),
+    ``lesson`` and ``section`` (a ``## heading`` of that lesson, without the hashes), and
+    ``hint`` (what to look at, following the mistake; never the answer)."""
+
+    key: str
+    text: str
+    lesson: str
+    section: str
+    hint: str
+
+    def __post_init__(self):
+        if not isinstance(self.key, str) or not _KEY_PATTERN.match(self.key):
+            raise ValueError(f"Misconception key must be lower-case words joined by '-', got {self.key!r}")
+        if not isinstance(self.lesson, str) or not re.fullmatch(r"\d{2}", self.lesson):
+            raise ValueError(f"Misconception {self.key}: lesson must be two digits such as '04', "
+                             f"got {self.lesson!r}")
+        for name in ("text", "section", "hint"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise TypeError(f"Misconception {self.key}: {name} must be a non-empty string")
+
+    @property
+    def where(self) -> str:
+        return f"Lesson {self.lesson}, section '{self.section}'"
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison and messages
+# --------------------------------------------------------------------------------------------
+
+def _is_scalar_like(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Real):
+        return True
+    return isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+
+
+def _as_scalar_answer(ex, answer, params=None) -> float:
+    form = _form_of(ex, params or {}) if ex.form else "a number"
+    if answer is None:
+        raise AnswerTypeError(f"exercise {ex.id} expects {form}; you passed None (did you assign your answer?)")
+    if isinstance(answer, (bool, np.bool_)):
+        raise AnswerTypeError(f"exercise {ex.id} expects {form}; you passed a bool ({answer})")
+    if isinstance(answer, (str, bytes)):
+        raise AnswerTypeError(f"exercise {ex.id} expects {form}; you passed a string {answer!r}: "
+                        f"pass the number itself")
+    if isinstance(answer, numbers.Real):
+        value = float(answer)
+    else:
+        try:
+            arr = np.asarray(answer)
+        except Exception:  # noqa: BLE001 - anything unconvertible is a type problem
+            arr = None
+        if arr is None or arr.dtype.kind not in "iuf":
+            raise AnswerTypeError(f"exercise {ex.id} expects {form}; you passed {type(answer).__name__} "
+                            f"{_short(answer)}")
+        if arr.size != 1:
+            raise AnswerValueError(f"exercise {ex.id} expects a single number ({form}); you passed "
+                             f"{type(answer).__name__} of shape {arr.shape}")
+        value = float(arr.reshape(()))
+    if math.isnan(value):
+        raise AnswerValueError(f"exercise {ex.id}: your answer is NaN (not a number), often the result of "
+                         f"0/0 or of an unset input; expected {form}")
+    if math.isinf(value):
+        raise AnswerValueError(f"exercise {ex.id}: your answer is infinite ({value}), often a division "
+                         f"by zero; expected {form}")
+    return value
+
+
+def _as_array_answer(ex, answer, shape, params=None) -> np.ndarray:
+    form = _form_of(ex, params or {}) if ex.form else f"an array of shape {shape}"
+    if answer is None or isinstance(answer, (str, bytes, bool, np.bool_)):
+        raise AnswerTypeError(f"exercise {ex.id} expects {form}; you passed {type(answer).__name__} {_short(answer)}")
+    try:
+        arr = np.asarray(answer)
+    except Exception:  # noqa: BLE001
+        arr = None
+    if arr is None or arr.dtype.kind not in "iuf":
+        raise AnswerTypeError(f"exercise {ex.id} expects {form} (numbers); you passed "
+                        f"{type(answer).__name__} {_short(answer)}")
+    if arr.shape != shape:
+        raise AnswerValueError(f"exercise {ex.id} expects shape {shape} ({form}); yours has shape {arr.shape}")
+    arr = arr.astype(float)
+    if np.any(np.isnan(arr)):
+        raise AnswerValueError(f"exercise {ex.id}: your answer contains NaN at index "
+                         f"{tuple(int(i) for i in np.argwhere(np.isnan(arr))[0])}; expected {form}")
+    return arr
+
+
+def _close(got: float, want: float, rel_tol: float, abs_tol: float) -> bool:
+    if math.isnan(want):
+        return math.isnan(got)
+    if math.isinf(want) or math.isinf(got):
+        return got == want
+    return abs(got - want) <= max(rel_tol * abs(want), abs_tol)
+
+
+def _close_array(got: np.ndarray, want: np.ndarray, rel_tol: float, abs_tol: float) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        ok = np.abs(got - want) <= np.maximum(rel_tol * np.abs(want), abs_tol)
+        ok |= (got == want)                          # equal infinities
+        ok |= np.isnan(got) & np.isnan(want)
+    return ok
+
+
+def _mismatch(got, want, rel_tol, abs_tol) -> str | None:
+    """None when ``got`` matches ``want``; otherwise a short reason ('value' for a plain miss)."""
+    if want is None:
+        return None if got is None else "expected None"
+    if isinstance(want, (bool, np.bool_)):
+        if not isinstance(got, (bool, np.bool_)):
+            return f"expected True or False, got {type(got).__name__}"
+        return None if bool(got) == bool(want) else "value"
+    if isinstance(want, str):
+        if not isinstance(got, str):
+            return f"expected a string, got {type(got).__name__}"
+        return None if got.strip().lower() == want.strip().lower() else "value"
+    if _is_scalar_like(want):
+        if isinstance(got, (bool, np.bool_, str)) or got is None:
+            return f"expected a number, got {type(got).__name__}"
+        try:
+            arr = np.asarray(got)
+        except Exception:  # noqa: BLE001
+            return f"expected a number, got {type(got).__name__}"
+        if arr.dtype.kind not in "iuf":
+            return f"expected a number, got {type(got).__name__}"
+        if arr.size != 1:
+            return f"expected a single number, got shape {arr.shape}"
+        return None if _close(float(arr.reshape(())), float(want), rel_tol, abs_tol) else "value"
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return f"expected a dict, got {type(got).__name__}"
+        if set(got) != set(want):
+            return f"expected the keys {sorted(map(str, want))}"
+        for key in want:
+            sub = _mismatch(got[key], want[key], rel_tol, abs_tol)
+            if sub is not None:
+                return f"at key {key!r}: {sub}"
+        return None
+    want_arr = None
+    if isinstance(want, (np.ndarray, list, tuple)):
+        try:
+            want_arr = np.asarray(want)
+        except Exception:  # noqa: BLE001 - ragged: compare item by item below
+            want_arr = None
+    if want_arr is not None and want_arr.dtype.kind in "iuf":
+        try:
+            got_arr = np.asarray(got)
+        except Exception:  # noqa: BLE001
+            return f"expected an array of shape {want_arr.shape}, got {type(got).__name__}"
+        if got_arr.dtype.kind not in "iufb" or isinstance(got, (str, bytes)):
+            return f"expected numbers of shape {want_arr.shape}, got {type(got).__name__}"
+        if got_arr.shape != want_arr.shape:
+            return f"expected shape {want_arr.shape}, got shape {got_arr.shape}"
+        ok = _close_array(got_arr.astype(float), want_arr.astype(float), rel_tol, abs_tol)
+        if np.all(ok):
+            return None
+        where = tuple(int(i) for i in np.argwhere(~ok)[0])
+        return f"first wrong entry at index {where}"
+    if isinstance(want, (list, tuple)):
+        if not isinstance(got, (list, tuple)) or len(got) != len(want):
+            return f"expected a {type(want).__name__} of {len(want)} items"
+        for i, (g, w) in enumerate(zip(got, want)):
+            sub = _mismatch(g, w, rel_tol, abs_tol)
+            if sub is not None:
+                return f"item {i}: {sub}"
+        return None
+    return None if got == want else "value"
+
+
+def _tolerance_text(rel_tol: float, abs_tol: float) -> str:
+    parts = []
+    if rel_tol:
+        parts.append(f"relative {rel_tol:.3g}")
+    if abs_tol:
+        parts.append(f"absolute {abs_tol:.3g}")
+    return "tolerance: " + " or ".join(parts) if parts else "an exact answer is needed"
+
+
+#: Named slips that are not a power of ten: (your value / the answer, what it suggests). Each
+#: comes with its inverse; none is near 1, so a right answer is never reported as a slip.
+_NAMED_SLIPS = (
+    (24.0, "hours where days were asked (a factor of 24)"),
+    (1 / 24, "days where hours were asked (a factor of 24)"),
+    (3600.0, "seconds where hours were asked (a factor of 3600)"),
+    (1 / 3600, "hours where seconds were asked (a factor of 3600)"),
+    (86400.0, "seconds where days were asked (a factor of 86,400)"),
+    (1 / 86400, "days where seconds were asked (a factor of 86,400)"),
+    (60.0, "minutes where hours (or seconds where minutes) were asked (a factor of 60)"),
+    (1 / 60, "hours where minutes (or minutes where seconds) were asked (a factor of 60)"),
+    (8.0, "bits where bytes were asked (a factor of 8)"),
+    (1 / 8, "bytes where bits were asked (a factor of 8)"),
+    (2.0, "twice the answer: one link direction against both, or a factor of 2 too many"),
+    (0.5, "half the answer: one link direction against both, or a factor of 2 missing"),
+    (1.024, "kB (1000 bytes) where KiB (1024 bytes) was asked"),
+    (1 / 1.024, "KiB (1024 bytes) where kB (1000 bytes) was asked"),
+    (1.024 ** 2, "MB (10^6 bytes) where MiB (2^20 bytes) was asked"),
+    (1 / 1.024 ** 2, "MiB (2^20 bytes) where MB (10^6 bytes) was asked"),
+    (1.024 ** 3, "GB (10^9 bytes) where GiB (2^30 bytes) was asked"),
+    (1 / 1.024 ** 3, "GiB (2^30 bytes) where GB (10^9 bytes) was asked"),
+)
+
+
+def _close_note(got: float, want: float) -> str:
+    """A nudge for an answer within 1 % of the expected one that the tolerance still rejects:
+    usually a value copied back from a rounded printout, sometimes a small term left out."""
+    if want == 0 or not math.isclose(got, want, rel_tol=1e-2):
+        return ""
+    return ("; it is within 1 % of the answer: if you copied a rounded printout, pass the unrounded "
+            "variable; if not, a small term is missing")
+
+
+def _unit_slip_note(got: float, want: float) -> str:
+    """A nudge when the answer is a known unit slip away: a power of ten (or of 1024), hours for
+    days, bits for bytes, one link direction for both, KiB for kB. Never for a ratio of 1."""
+    if got == 0 or want == 0 or (got > 0) != (want > 0):
+        return ""
+    ratio = abs(got / want)
+    if math.isclose(ratio, 1.0, rel_tol=1e-2):
+        return ""
+    for factor, phrase in _NAMED_SLIPS:
+        if math.isclose(ratio, factor, rel_tol=1e-3):
+            return f"; it looks like {phrase}: check the units"
+    for base in (10.0, 1024.0):
+        k = round(math.log(ratio, base))
+        if k != 0 and math.isclose(ratio, base ** k, rel_tol=1e-3):
+            return "; it is a power of ten (or of 1024) away from the answer: check the units"
+    return ""
+
+
+def _failure(ex, what: str, params=None, found=()) -> str:
+    """The feedback: what is wrong, the learner's numbers (a variant), the expected form, the
+    misconception the answer matches (with where the lesson corrects it) and a hint."""
+    params = params or {}
+    lines = [f"exercise {ex.id}: {what}."]
+    if params:
+        lines.append(f"  your numbers: {ex.variants.statement.format(**params)}")
+    lines.append(f"  expected: {_form_of(ex, params)}")
+    for index, misconception in enumerate(found[:2]):      # one answer two mistakes give: both
+        label = "misconception" if index == 0 else "or perhaps"
+        lines.append(f"  {label}: {misconception.text} [misconception: {misconception.key}]")
+        lines.append(f"  read again: {misconception.where}")
+    if found:
+        lines.append(f"  hint: {_fill(ex, found[0].hint, params)}")
+        if ex.hints:
+            lines.append(f"  (more hints: hint({ex.id!r}))")
+    elif ex.hints:
+        more = f"   (hint({ex.id!r}, 2) for more)" if len(ex.hints) > 1 else ""
+        lines.append(f"  hint 1/{len(ex.hints)}: {_fill(ex, ex.hints[0], params)}{more}")
+    return "\n".join(lines)
+
+
+def _error(ex, what: str, params=None, found=()) -> ExerciseError:
+    found = list(found)
+    return ExerciseError(_failure(ex, what, params, found), ex.id, found[0] if found else None)
+
+
+def _matching_misconceptions(ex, params: dict, matches) -> list:
+    """The misconceptions whose wrong answer ``matches`` accepts (the learner's answer is one)."""
+    if ex.wrong_answers is None:
+        return []
+    found = []
+    for misconception, value in ex.wrong_answers(**params).items():
+        try:
+            if matches(value):
+                found.append(_as_misconception(ex, misconception))
+        except Exception:  # noqa: BLE001 - an uncomparable wrong answer matches nothing
+            continue
+    return found
+
+
+def _scalar_misconceptions(ex, params: dict, got: float) -> list:
+    """The misconceptions whose listed wrong answer the number ``got`` matches (within the
+    exercise's tolerance, and never tighter than 0.1 %)."""
+    return _matching_misconceptions(ex, params, lambda w: _is_scalar_like(w) and _close(
+        got, float(w), max(ex.rel_tol, 1e-3), ex.abs_tol))
+
+
+def _as_misconception(ex, described) -> Misconception:
+    """A listed wrong answer's misconception; a plain description (the older form, before an
+    exercise adopts Misconception) is named as it stands, pointing at the lesson's Misconceptions."""
+    if isinstance(described, Misconception):
+        return described
+    text = str(described).strip() or "a likely mistake"
+    key = "-".join(re.findall(r"[a-z0-9]+", text.lower())[:6]) or "unnamed"
+    hint = ex.hints[0] if ex.hints else "Read the exercise again: which quantity, in which unit?"
+    return Misconception(key, text[0].upper() + text[1:] + ("" if text.endswith(".") else "."),
+                         ex.id[:2], "Misconceptions", hint)
+
+
+def _learner_line(exc: BaseException) -> str:
+    """Where in the learner's own code an exception was raised (not in the course library)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not os.path.abspath(f.filename).startswith(here)]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    code = f": {frame.line.strip()}" if frame.line else ""
+    return f", at line {frame.lineno} of {frame.name}{code}"
+
+
+def _form_of(ex, params=None) -> str:
+    if callable(getattr(ex, "_form", None)):          # a choice exercise lists its choices
+        return _fill(ex, ex._form(), params or {})
+    return _fill(ex, ex.form, params or {}) if ex.form else "see the exercise text"
+
+
+def _short(value, limit: int = 90) -> str:
+    if isinstance(value, np.ndarray):
+        body = np.array2string(value, threshold=6, edgeitems=2, precision=4)
+        text = f"array(shape={value.shape}, {body})" if value.ndim else body
+    elif isinstance(value, float):
+        text = f"{value:.10g}"
+    else:
+        text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _call_text(name: str, args: tuple, kwargs: dict) -> str:
+    parts = [_short(a, 60) for a in args] + [f"{k}={_short(v, 60)}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
