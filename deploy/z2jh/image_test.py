@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import subprocess
@@ -302,12 +303,14 @@ def exchange_round(users: list[tuple[str, int, int]], tag: str) -> dict:
     theirs = sorted((exchange / COURSE_ID / "inbound").glob(f"{learners[0][0]}+04_roofline+*/04_roofline.ipynb"))
     if not theirs:
         sys.exit(f"image-test: no submission of {learners[0][0]} in the exchange")
-    inside = f"{EXCHANGE_IN}/{theirs[0].relative_to(exchange)}"
+    inside = shlex.quote(f"{EXCHANGE_IN}/{theirs[0].relative_to(exchange)}")   # the name holds spaces
+    own = as_pod(learners[0], homes / learners[0][0], exchange, f"head -c 64 {inside}")
     read = as_pod(learners[1], homes / learners[1][0], exchange, f"head -c 64 {inside}")
     listing = as_pod(learners[1], homes / learners[1][0], exchange, f"ls {course}/inbound")
     collect = as_pod(instructor, homes / instructor[0], exchange,
                      "cd ~/course && nbgrader collect 04_roofline >/dev/null && ls submitted")
     return {"uids": {n: f"{u}:{g}" for n, u, g in users},
+            "learner1_reads_own": own.returncode == 0 and bool(own.stdout.strip()),
             "learner2_reads_learner1": read.returncode == 0 and bool(read.stdout.strip()),
             "learner2_lists_inbound": listing.returncode == 0,
             "instructor_collected": sorted(collect.stdout.split()) if collect.returncode == 0 else collect.stderr[-300:]}
@@ -316,7 +319,8 @@ def exchange_round(users: list[tuple[str, int, int]], tag: str) -> dict:
 def run_exchange() -> dict:
     private = exchange_round([INSTRUCTOR, *LEARNERS], "per-user-uids")
     names = sorted(n for n, _, _ in LEARNERS)
-    if private["learner2_reads_learner1"] or private["learner2_lists_inbound"] or private["instructor_collected"] != names:
+    if (not private["learner1_reads_own"] or private["learner2_reads_learner1"] or private["learner2_lists_inbound"]
+            or private["instructor_collected"] != names):
         sys.exit(f"image-test: with per-user uids the exchange is not private or not collected: {private}")
     shared = exchange_round([INSTRUCTOR, *[(n, 1000, 100) for n, _, _ in LEARNERS]], "one-uid")
     if not shared["learner2_reads_learner1"]:
