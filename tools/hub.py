@@ -66,6 +66,7 @@ LOCK = ROOT / "requirements" / "lock.txt"
 # /root is not (the venv links to it), so the default is Debian's (apt-get install python3-venv).
 BASE_PYTHON = os.environ.get("HUB_PYTHON", "/usr/bin/python3")
 START_TIMEOUT_S = 60
+PINNED_TIMEOUT_S = 600                # pip's resolver may backtrack for long on a pin that cannot fit
 PASSWORDS = STATE / "passwords"
 INSTRUCTOR_PASSWORDS = "class-passwords.txt"     # in the instructor's home
 BROKEN = ("shared-password", "wide-scope")       # HUB_BROKEN: deliberately unsafe, for the hub test
@@ -112,9 +113,15 @@ def _venv() -> None:
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "*.egg-info",
                                                              "__pycache__", ".pytest_cache", ".hypothesis"))
-    pinned = run(py, "-m", "pip", "install", "--quiet", "-c", LOCK, f"{src}[classroom,hub]", check=False,
-                 stderr=subprocess.DEVNULL)
-    if pinned.returncode != 0:
+    try:
+        pinned = run(py, "-m", "pip", "install", "--quiet", "-c", LOCK, f"{src}[classroom,hub]", check=False,
+                     stderr=subprocess.DEVNULL, timeout=PINNED_TIMEOUT_S).returncode
+    except subprocess.TimeoutExpired:
+        # Seen on bookworm's Python with an existing venv: pip backtracked for over 20 minutes
+        # before giving up on a pin that cannot fit; the fallback below takes a few minutes.
+        log(f"pip was still resolving the pinned versions after {PINNED_TIMEOUT_S} s: giving them up")
+        pinned = 1
+    if pinned != 0:
         # The lock is made on the developers' Python; Debian's may be older than a pin allows
         # (soupsieve 4.1 wants 3.11.5, bookworm has 3.11.2): then the newest releases that fit.
         log(f"the pinned versions do not all install on {BASE_PYTHON}: installing without {LOCK.name}")
