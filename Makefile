@@ -23,7 +23,7 @@ BRANCH ?= main
 
 .PHONY: help install lab test lint unit notebooks bench leaderboard exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
         lock test-latest lint-ci notebooks-ipynb site test-ipynb \
-        hub hub-stop hub-clean hub-test hub-load hub-sizing
+        hub hub-stop hub-clean hub-test hub-load hub-sizing image-test
 
 help:
 	@echo "make lab        start the course in JupyterLab on START.md (installs into $(VENV), makes $(DIR)/ first)"
@@ -46,6 +46,7 @@ help:
 	@echo "make hub        a class on JupyterHub at http://127.0.0.1:18000 (root; make hub-stop, hub-clean)"
 	@echo "make hub-test   the assignment cycle on that hub in Chromium (root; resets the hub's users)"
 	@echo "make hub-load   N learners at once on the hub (N=10); make hub-sizing: learners per node"
+	@echo "make image-test build deploy/z2jh/Dockerfile and run the image with no network (root; Docker)"
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -240,6 +241,14 @@ hub-load: hub
 
 hub-sizing:
 	$(BIN)/python deploy/sizing.py
+
+# The learners' image for Kubernetes (deploy/z2jh/Dockerfile), built here on a base made with
+# debootstrap (no registry is reachable) and run with --network none: a lesson, a kernel-lab
+# check, jupyterhub-singleuser's API, and the exchange with per-user uids. Root and Debian's
+# docker.io and debootstrap; it starts dockerd (no bridge, no iptables) when none runs.
+# Needs no venv: Debian's python3 runs it.
+image-test:
+	$(PYTHON) deploy/z2jh/image_test.py $(IMAGE_TEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(LATEST_VENV) build .pytest_cache .hypothesis

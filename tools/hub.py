@@ -9,7 +9,7 @@
 Run as root (``make hub`` / ``make hub-stop`` / ``make hub-clean``). Where things live:
 
 - ``build/hub/`` (HUB_STATE): what only the hub (root) reads: its database, cookie secret, log,
-  pid files, the shared password (``password``) and the admin API token (``admin-token``).
+  pid files, every user's password (``passwords``, 0600) and the admin API token (``admin-token``).
 - ``/srv/gpu-ml-course-hub/`` (HUB_SHARE): what the learners' servers, which run as the learners,
   must read. A clone may live in a folder others cannot enter (``/root``), so this is outside it:
   ``venv/`` (the course installed with its ``classroom`` and ``hub`` extras, world-readable),
@@ -18,9 +18,16 @@ Run as root (``make hub`` / ``make hub-stop`` / ``make hub-clean``). Where thing
 - ``/home/<user>``: each user's files, 0700. The instructor's nbgrader course is
   ``/home/gpuc-instructor/course`` (``build_nbgrader`` of the solutions).
 
-Users: ``gpuc-instructor`` (hub admin, in the course's nbgrader ``inbound`` group) and the learners
-``gpuc-learner1``, ``gpuc-learner2``, real system users. Every system user whose name starts with
-``gpuc-`` is the hub's: ``clean`` deletes them (the load test adds ``gpuc-load...``).
+Users: ``gpuc-instructor`` (the hub's only admin, in the course's nbgrader ``inbound`` group) and
+the learners ``gpuc-learner1``, ``gpuc-learner2``, real system users. Every system user whose name
+starts with ``gpuc-`` is the hub's: ``clean`` deletes them (the load test adds ``gpuc-load...``).
+
+Logging in: the hub checks the machine's own passwords through PAM (``deploy/hub/jupyterhub_config.py``).
+``setup`` gives each user a random password of their own (``chpasswd``) and writes them all to
+``build/hub/passwords`` (root, 0600) and to ``~gpuc-instructor/class-passwords.txt`` (the
+instructor's, 0600), from which the instructor hands each learner theirs. ``HUB_BROKEN`` breaks one
+thing on purpose, for the hub test only: ``shared-password`` gives every user the same password,
+``wide-scope`` lets every user reach every server (see ``jupyterhub_config.py``).
 """
 
 from __future__ import annotations
@@ -59,8 +66,12 @@ LOCK = ROOT / "requirements" / "lock.txt"
 # /root is not (the venv links to it), so the default is Debian's (apt-get install python3-venv).
 BASE_PYTHON = os.environ.get("HUB_PYTHON", "/usr/bin/python3")
 START_TIMEOUT_S = 60
+PINNED_TIMEOUT_S = 600                # pip's resolver may backtrack for long on a pin that cannot fit
+PASSWORDS = STATE / "passwords"
+INSTRUCTOR_PASSWORDS = "class-passwords.txt"     # in the instructor's home
+BROKEN = ("shared-password", "wide-scope")       # HUB_BROKEN: deliberately unsafe, for the hub test
 
-__all__ = ["Hub", "setup", "start", "stop", "clean", "nbgitpuller_link"]
+__all__ = ["Hub", "setup", "start", "stop", "clean", "nbgitpuller_link", "read_passwords", "set_passwords"]
 
 
 def log(msg: str) -> None:
@@ -102,9 +113,15 @@ def _venv() -> None:
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "*.egg-info",
                                                              "__pycache__", ".pytest_cache", ".hypothesis"))
-    pinned = run(py, "-m", "pip", "install", "--quiet", "-c", LOCK, f"{src}[classroom,hub]", check=False,
-                 stderr=subprocess.DEVNULL)
-    if pinned.returncode != 0:
+    try:
+        pinned = run(py, "-m", "pip", "install", "--quiet", "-c", LOCK, f"{src}[classroom,hub]", check=False,
+                     stderr=subprocess.DEVNULL, timeout=PINNED_TIMEOUT_S).returncode
+    except subprocess.TimeoutExpired:
+        # Seen on bookworm's Python with an existing venv: pip backtracked for over 20 minutes
+        # before giving up on a pin that cannot fit; the fallback below takes a few minutes.
+        log(f"pip was still resolving the pinned versions after {PINNED_TIMEOUT_S} s: giving them up")
+        pinned = 1
+    if pinned != 0:
         # The lock is made on the developers' Python; Debian's may be older than a pin allows
         # (soupsieve 4.1 wants 3.11.5, bookworm has 3.11.2): then the newest releases that fit.
         log(f"the pinned versions do not all install on {BASE_PYTHON}: installing without {LOCK.name}")
@@ -140,10 +157,68 @@ def _user(name: str) -> pwd.struct_passwd:
         return pwd.getpwnam(name)
 
 
-def _users() -> None:
+def _users() -> set[str]:
+    """The hub's users as system users; the names created now."""
+    created = set()
     for name in [INSTRUCTOR, *LEARNERS]:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            created.add(name)
         entry = _user(name)
         os.chmod(entry.pw_dir, 0o700)    # Debian's useradd leaves homes 0755
+    return created
+
+
+def read_passwords(path: Path = PASSWORDS) -> dict[str, str]:
+    """``user password`` per line, as ``setup`` writes them."""
+    out = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip() and not line.startswith("#"):
+                name, _, password = line.partition(" ")
+                out[name] = password.strip()
+    return out
+
+
+def set_passwords(passwords: dict[str, str]) -> None:
+    """Set the users' system passwords (what PAM, and so the hub, checks at login)."""
+    if not passwords:
+        return
+    lines = "".join(f"{name}:{password}\n" for name, password in passwords.items())
+    run("chpasswd", input=lines, text=True)
+
+
+def _passwords(created: set[str]) -> dict[str, str]:
+    """A random password per user, kept across runs and written for root and for the instructor.
+    It is set on a user created now or new to the list; a learner who changed theirs with
+    ``passwd`` keeps it (the list then shows the first one)."""
+    users = [INSTRUCTOR, *LEARNERS]
+    known = {u: p for u, p in read_passwords().items() if u in users}
+    passwords = dict(known)
+    for name in users:
+        passwords.setdefault(name, secrets.token_urlsafe(12))
+    header = "# user password: each user's own login for the class hub (tools/hub.py setup writes it)\n"
+    text = header + "".join(f"{name} {passwords[name]}\n" for name in users)
+    for path, owner in ((PASSWORDS, None), (Path(pwd.getpwnam(INSTRUCTOR).pw_dir) / INSTRUCTOR_PASSWORDS, INSTRUCTOR)):
+        path.touch(mode=0o600)
+        path.chmod(0o600)              # before the passwords go in
+        path.write_text(text)
+        if owner:
+            entry = pwd.getpwnam(owner)
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+    shared_marker = STATE / "passwords-shared"
+    if os.environ.get("HUB_BROKEN", "") == "shared-password":
+        # Deliberately unsafe (the hub test shows its checks catch it); undone by the next setup.
+        log("HUB_BROKEN=shared-password: every user gets the same password")
+        set_passwords({name: passwords[LEARNERS[0]] for name in users})
+        shared_marker.touch()
+    elif shared_marker.exists():
+        set_passwords(passwords)       # undo the shared password of a broken run
+        shared_marker.unlink()
+    else:
+        set_passwords({name: passwords[name] for name in users if name in created or name not in known})
+    return passwords
 
 
 def _as_user(name: str, *cmd, **kw) -> subprocess.CompletedProcess:
@@ -216,14 +291,17 @@ def setup() -> None:
     SHARE.chmod(0o755)
     if not CHP.exists():
         sys.exit(f"hub: {CHP} missing: run `make hub` (it installs configurable-http-proxy from npm)")
-    for name, nbytes in (("password", 12), ("admin-token", 32)):
-        path = STATE / name
-        if not path.exists():
-            path.write_text(secrets.token_hex(nbytes) + "\n")
-            path.chmod(0o600)
+    broken = os.environ.get("HUB_BROKEN", "")
+    if broken and broken not in BROKEN:
+        sys.exit(f"hub: HUB_BROKEN={broken!r} is none of {', '.join(BROKEN)}")
+    (STATE / "password").unlink(missing_ok=True)         # the shared password of earlier versions
+    token = STATE / "admin-token"
+    if not token.exists():
+        token.touch(mode=0o600)
+        token.write_text(secrets.token_hex(32) + "\n")
     _venv()
     _nbgrader_global_config()
-    _users()
+    _passwords(_users())
     _course_repo()
     _course_checkout()
     _exchange()
@@ -234,12 +312,12 @@ def setup() -> None:
 # ------------------------------------------------------------------------------------------ running
 
 class Hub:
-    """A client for the running hub: its URL, the shared password and the admin REST API."""
+    """A client for the running hub: its URL, each user's password and the admin REST API."""
 
     def __init__(self, state: Path = STATE, port: int = PORT):
         self.url = f"http://127.0.0.1:{port}"
         self.state = state
-        self.password = (state / "password").read_text().strip()
+        self.passwords = read_passwords(state / "passwords")
         self.token = (state / "admin-token").read_text().strip()
 
     @staticmethod
@@ -290,7 +368,10 @@ def _pid(path: Path) -> int | None:
         return None
 
 
-def start() -> Hub:
+def start(broken: str | None = None) -> Hub:
+    """Set up and start the hub. ``broken`` (or ``HUB_BROKEN``) starts it deliberately unsafe."""
+    if broken is not None:
+        os.environ["HUB_BROKEN"] = broken
     setup()
     pid = _pid(STATE / "jupyterhub.pid")
     if pid:
@@ -299,6 +380,8 @@ def start() -> Hub:
     env = dict(os.environ, HUB_STATE=str(STATE), HUB_SHARE=str(SHARE), HUB_PORT=str(PORT), HUB_CHP=str(CHP),
                HUB_INSTRUCTOR=INSTRUCTOR, HUB_LEARNERS=",".join(LEARNERS),
                PATH=f"{VENV / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}")
+    if env.get("HUB_BROKEN"):
+        log(f"HUB_BROKEN={env['HUB_BROKEN']}: this hub is deliberately unsafe (for the hub test only)")
     env.pop("JUPYTERHUB_API_TOKEN", None)
     logf = open(STATE / "jupyterhub.log", "a")
     proc = subprocess.Popen([str(VENV / "bin" / "jupyterhub"), "-f", str(CONFIG)], cwd=STATE, env=env,
@@ -314,7 +397,8 @@ def start() -> Hub:
             sys.exit(f"hub: JupyterHub did not start:\n{tail}")
         time.sleep(0.5)
     log(f"JupyterHub on {hub.url} (log {STATE / 'jupyterhub.log'})")
-    log(f"users: {INSTRUCTOR} (instructor, admin), {', '.join(LEARNERS)}; password in {STATE / 'password'}")
+    log(f"users: {INSTRUCTOR} (instructor, the only admin), {', '.join(LEARNERS)}; each user's password in "
+        f"{PASSWORDS} and ~{INSTRUCTOR}/{INSTRUCTOR_PASSWORDS} (0600)")
     log(f"course for learners: {nbgitpuller_link(hub.url, branch=_course_branch())}")
     return hub
 
@@ -368,7 +452,8 @@ def clean(keep_venv: bool = True) -> None:
         if entry.pw_name.startswith(PREFIX):
             run("userdel", "--remove", entry.pw_name, check=False, stderr=subprocess.DEVNULL)
             log(f"deleted user {entry.pw_name}")
-    for name in ("jupyterhub.sqlite", "jupyterhub_cookie_secret", "jupyterhub.log"):
+    for name in ("jupyterhub.sqlite", "jupyterhub_cookie_secret", "jupyterhub.log", "passwords", "password",
+                 "passwords-shared"):
         (STATE / name).unlink(missing_ok=True)
     for path in (EXCHANGE, COURSE_GIT, SHARE / "course"):
         shutil.rmtree(path, ignore_errors=True)

@@ -4,18 +4,23 @@ Loopback only. The hub runs as root and spawns each learner's JupyterLab as that
 system user (LocalProcessSpawner), from the course's world-readable environment (HUB_SHARE/venv,
 where the course and nbgrader are installed). tools/hub.py sets the HUB_* variables read below.
 
-Logging in: a shared password (HUB_STATE/password, random, 0600) for the users the hub knows;
-this stands in for PAM or a campus login in the test. Real classes use PAMAuthenticator (the
-machine's passwords) or an OAuthenticator; nothing else here changes.
+Logging in: PAM, the machine's own passwords. The users are real system users (the spawner runs
+each server as one), so their system password is their hub password; tools/hub.py gives each a
+random one of their own and hands the list to the instructor (0600). Nobody shares a password and
+the instructor is the only admin. Logging out stops the user's servers and revokes every token the
+user holds, so a token copied out of a session is refused once its owner logs out.
+
+HUB_BROKEN=wide-scope (the hub test only) gives every user access to every server: the test shows
+its denial checks catch it. (HUB_BROKEN=shared-password is set up by tools/hub.py: one password.)
 """
 
-import hmac
 import os
 import socket
 from pathlib import Path
 
-from jupyterhub.auth import LocalAuthenticator
-from traitlets import Unicode
+from jupyterhub.auth import PAMAuthenticator
+from jupyterhub.handlers.login import LogoutHandler
+from jupyterhub.utils import new_token
 
 c = get_config()  # noqa: F821 (provided by JupyterHub)
 
@@ -29,19 +34,40 @@ INSTRUCTOR = os.environ.get("HUB_INSTRUCTOR", "gpuc-instructor")
 LEARNERS = [u for u in os.environ.get("HUB_LEARNERS", "").split(",") if u]
 
 
-class CoursePasswordAuthenticator(LocalAuthenticator):
-    """Accept a known user with the class's shared password; the users are real system users.
+BROKEN = os.environ.get("HUB_BROKEN", "")
 
-    As a LocalAuthenticator it creates the system user (``adduser``) when an admin adds a user
-    through the REST API, as the load test does (``create_system_users``).
+
+class CourseLogoutHandler(LogoutHandler):
+    """Log out as JupyterHub does (cookies cleared in this browser, the session's OAuth tokens
+    deleted, and with ``shutdown_on_logout`` the servers stopped, which deletes their tokens), then
+    end what JupyterHub leaves valid: every other token of the user (made on the token page or
+    through the REST API) is revoked, and the user's cookie id is renewed, so a copy of the login
+    cookie taken before logout no longer opens the hub (JupyterHub only asks the browser to drop it).
     """
 
-    password = Unicode("", config=True, help="the shared password")
+    async def handle_logout(self):
+        user = self.current_user
+        if user is None or getattr(user, "kind", "user") != "user":
+            return
+        tokens = list(user.orm_user.api_tokens)
+        for token in tokens:
+            self.db.delete(token)
+        user.orm_user.cookie_id = new_token()
+        self.db.commit()
+        self.log.info("logout of %s: %d token(s) revoked, login cookies renewed", user.name, len(tokens))
 
-    async def authenticate(self, handler, data):
-        if self.password and hmac.compare_digest(data.get("password", ""), self.password):
-            return data.get("username")
-        return None
+
+class CourseAuthenticator(PAMAuthenticator):
+    """PAM (the users' own system passwords), with the logout above.
+
+    As a LocalAuthenticator it creates the system user (``adduser``) when an admin adds a user
+    through the REST API, as the load test does (``create_system_users``); such a user has no
+    password, so PAM lets nobody log in as them until the instructor sets one.
+    """
+
+    def get_handlers(self, app):
+        # JupyterHub registers the authenticator's handlers before its own: this /logout wins.
+        return [*super().get_handlers(app), ("/logout", CourseLogoutHandler)]
 
 
 # ---------------------------------------------------------------------------------------- network
@@ -59,12 +85,12 @@ c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
 
 # ---------------------------------------------------------------------------------------- users
-c.JupyterHub.authenticator_class = CoursePasswordAuthenticator
-c.CoursePasswordAuthenticator.password = (STATE / "password").read_text().strip()
-c.CoursePasswordAuthenticator.create_system_users = True
+c.JupyterHub.authenticator_class = CourseAuthenticator
+c.CourseAuthenticator.create_system_users = True
 c.Authenticator.allowed_users = {INSTRUCTOR, *LEARNERS}
-c.Authenticator.admin_users = {INSTRUCTOR}
+c.Authenticator.admin_users = {INSTRUCTOR}       # the only admin
 c.Authenticator.allow_existing_users = True      # users an admin adds through the API may log in
+c.JupyterHub.shutdown_on_logout = True           # logging out stops the user's servers (and their tokens)
 
 # The admin token tools/hub.py and the load test use (a service with the scopes they need).
 c.JupyterHub.services = [{"name": "course-admin",
@@ -74,6 +100,10 @@ c.JupyterHub.load_roles = [{
     "scopes": ["admin:users", "admin:servers", "tokens", "access:servers", "list:users", "read:users"],
     "services": ["course-admin"],
 }]
+if BROKEN == "wide-scope":
+    # Deliberately unsafe: JupyterHub's default role for users is {"self"}; this adds access to
+    # every server (access:servers, without !user=...), a scope too wide.
+    c.JupyterHub.load_roles.append({"name": "user", "scopes": ["self", "access:servers"]})
 
 # ---------------------------------------------------------------------------------------- spawner
 c.JupyterHub.spawner_class = "localprocess"
