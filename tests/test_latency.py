@@ -306,6 +306,9 @@ def test_cpu_entries_cited_and_consistent():
         assert cpu.channel_bandwidth == pytest.approx(cpu.mem_bandwidth, rel=1e-9)
         assert 1e12 < cpu.peak_fp32_flops < 2e13 and 1e11 < cpu.mem_bandwidth < 1e12
         assert cpu.peak_fp32_flops == pytest.approx(cpu.cores * cpu.fp32_flops_per_clock_per_core * cpu.base_clock_hz)
+        # The boost clock is the top of the range, above the base clock.
+        assert cpu.boost_clock_hz > cpu.base_clock_hz and cpu.boost_clock_kind
+        assert cpu.peak_fp32_flops_boost == pytest.approx(cpu.peak_fp32_flops * cpu.boost_clock_hz / cpu.base_clock_hz)
     assert get_cpu("epyc-9654").name == "EPYC 9654"
     with pytest.raises(ValueError, match="EPYC 9654"):
         get_cpu("EPYC 965")
@@ -320,9 +323,16 @@ def test_cpu_gpu_gap_ratios_two_ways():
             g = cpu_gpu_gap(cpu_name, gpu, lat_c, lat_g)
             acc, cpu = get_accelerator(gpu), get_cpu(cpu_name)
             assert g.fp32_ratio == pytest.approx(acc.peak("fp32") / cpu.peak_fp32_flops)
+            assert g.fp32_ratio_boost == pytest.approx(acc.peak("fp32") / cpu.peak_fp32_flops_boost)
+            assert g.fp32_ratio_boost < g.fp32_ratio
             assert g.bandwidth_ratio == pytest.approx(acc.mem_bandwidth / cpu.mem_bandwidth)
             assert g.gpu_threads == acc.sm_count * acc.max_warps_per_sm * acc.warp_size
             assert g.in_flight_per_thread_cpu == pytest.approx(cpu.mem_bandwidth * lat_c / cpu.hardware_threads)
+    # The headline of lesson 01: H100 SXM against the EPYC 9654, 9x at its base clock and 6x at
+    # its all-core boost (96 x 32 x 3.55e9 = 10.9 TFLOP/s).
+    epyc = cpu_gpu_gap("EPYC 9654", "H100 SXM")
+    assert epyc.cpu_fp32_flops_boost == pytest.approx(96 * 32 * 3.55e9)
+    assert round(epyc.fp32_ratio) == 9 and round(epyc.fp32_ratio_boost) == 6
     with pytest.raises(ValueError, match="thread limits"):
         cpu_gpu_gap("EPYC 9654", "TPU v5e")
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib._validate import check_bool, check_callable, check_path
 from course_lib.exercises.files import (BEGIN, COURSE_FOLDERS, END, LAB_HEADER, LAB_KERNELSPEC, LAB_METADATA_FILTER,
                                        _CELL_START, _CHECK_CALL, _MARKDOWN_CELL, _default_root, _lesson_files,
                                        _write_atomic)
@@ -167,10 +168,12 @@ def generate(root=None, check: bool = False, out=print) -> list[str]:
 
     Returns the names of the files that were (or, with ``check``, would be) written or removed.
     """
-    root = Path(root) if root is not None else _default_root()
+    root = check_path("root", root) if root is not None else _default_root()
+    check = check_bool("check", check)
+    out = check_callable("out", out)
     solutions = root / "solutions"
     if not solutions.is_dir():
-        raise FileNotFoundError(f"no solutions/ folder under {root}")
+        raise FileNotFoundError(f"root: no solutions/ folder under {root}")
     expected = _expected_exercises(root)
     target = root / "exercises"
     existing = {p.name for p in _lesson_files(target)}
@@ -229,7 +232,9 @@ def normalize(root=None, check: bool = False, out=print) -> list[str]:
     Only header lines change: a body that a save would also rewrite is reported, never edited.
     With ``check``, nothing is written. Returns the files whose header was (or would be) changed.
     """
-    root = Path(root) if root is not None else _default_root()
+    root = check_path("root", root) if root is not None else _default_root()
+    check = check_bool("check", check)
+    out = check_callable("out", out)
     changed = []
     for path in _course_files(root):
         relative = path.relative_to(root).as_posix()

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib._validate import check_callable, check_path
 from course_lib.exercises.files import MANIFEST_NAME, _default_root, _lesson_files, _sha256, _write_atomic
 
 __all__ = ["WorkspaceEntry", "content_hash", "make_workspace"]
@@ -64,8 +65,9 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
     (you never edited it; saving it unedited in JupyterLab does not count); otherwise it is
     skipped, and the reason is reported. Manifests that recorded raw-byte hashes still work.
     """
-    root = Path(root) if root is not None else _default_root()
-    dest = Path(dest)
+    root = check_path("root", root) if root is not None else _default_root()
+    dest = check_path("dest", dest)
+    out = check_callable("out", out)
     if dest.exists() and not dest.is_dir():
         raise NotADirectoryError(f"workspace {str(dest)!r} is a file, not a folder: choose another "
                                  f"name (nothing was written, the file is untouched)")
