@@ -499,7 +499,7 @@ assert np.allclose(F.fake_quantize(calib, F.calibrate_amax(calib), "int8"), q.de
 # it. The first $n$ values of one long stream of activations, for growing $n$:
 
 # %%
-stream = rng_fp8.laplace(size=2 ** 20)
+stream = np.random.default_rng(1).laplace(size=2 ** 20)    # its own generator: a fresh stream
 sweep_rows = []
 print(f"{'samples':>9s} {'max':>6s} {'H_n':>6s} {'99.99th pct':>12s} {'INT8 error, max':>16s} {'99.99th':>8s} {'max / pct':>10s}")
 for log2_n in (8, 12, 16, 20):
@@ -511,10 +511,11 @@ for log2_n in (8, 12, 16, 20):
     sweep_rows.append((2 ** log2_n, a_max, h_n, a_pct, e_max, e_pct))
     print(f"{2 ** log2_n:9,d} {a_max:6.2f} {h_n:6.2f} {a_pct:12.2f} {e_max:16.4f} {e_pct:8.4f} {e_max / e_pct:10.2f}")
 maxima = [r[1] for r in sweep_rows]
-assert maxima == sorted(maxima) and maxima[-1] > maxima[0] + 5     # the sample maximum grows with the set
-# Second way: each maximum lies within a few standard deviations (1.28 for an exponential's
-# maximum) of its expectation H_n, and the percentile near its limit ln(10^4).
-assert all(abs(a_max - h_n) < 4 for _, a_max, h_n, *_ in sweep_rows)
+assert maxima == sorted(maxima) and maxima[-1] > maxima[0] + 3     # the sample maximum grows with the set
+# Second way: each maximum lies near its expectation H_n (an exponential's maximum has a thin
+# lower tail and a long upper one: P(max > H_n + 7) is about e^-7), the percentile near its
+# limit ln(10^4).
+assert all(h_n - 3 < a_max < h_n + 7 for _, a_max, h_n, *_ in sweep_rows)
 assert abs(sweep_rows[-1][3] - np.log(1e4)) < 0.3
 n_big, _, _, _, e_max_big, e_pct_big = sweep_rows[-1]
 print(f"{n_big:,} samples: the 99.99th percentile beats the maximum for INT8 by {e_max_big / e_pct_big - 1:.0%}")
@@ -522,8 +523,9 @@ assert e_pct_big < e_max_big / 1.1                                   # with many
 
 # %% [markdown]
 # With a few hundred samples the maximum is itself a clipped threshold (both thresholds clip the
-# held-out tail, and come out alike); with a million it sits far out in the tail, and every
-# value pays for the few it covers with coarser steps, so a percentile wins even at 8 bits. The
+# held-out tail, and come out alike); up to tens of thousands the maximum does about as well as
+# the percentile or a little better; with a million it sits far out in the tail, and every
+# value pays for the few it covers with coarser steps, so the percentile wins even at 8 bits. The
 # winner depends on the calibration set's size as well as on the format, which is why
 # calibration tools offer several methods and why a fixed percentile or a least-squared-error
 # search, whose thresholds settle as the set grows, are the usual choice over the maximum.

@@ -835,6 +835,15 @@ def _wrong_type_accepted(base, bad):
     return False
 
 
+def _non_finite(value):
+    """A NaN or infinite number, or a sequence or array holding one."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return bool(arr.size) and not bool(np.all(np.isfinite(arr)))
+
+
 def _close_figures():
     import sys
     if "matplotlib.pyplot" in sys.modules:
@@ -979,6 +988,8 @@ class Walker:
             return ("clear" if _is_clear(exc, arg) else "obscure", detail)
         if arg not in FREE_ARGUMENTS and _wrong_type_accepted(base, bad):
             return ("garbage", f"accepted {bad!r} for {arg} (baseline {base!r})")
+        if arg not in FREE_ARGUMENTS and t.obj.__name__.startswith("plot_") and _non_finite(bad):
+            return ("garbage", f"drew {bad!r} for {arg} without a word")    # a figure hides NaN
         if qual not in FOLLOWS_INPUT:
             for path, (finite0, nonneg0) in leaves0.items():
                 if path in leaves:
@@ -1182,6 +1193,7 @@ def summarize(targets, results):
         lines.append(row(label, c))
     total = Counter({k: v for k, v in counts.items() if k != "no baseline"})
     lines.append(row("all", total))
+    lines.append("counts: " + ", ".join(f"{k} {total[k]}" for k in ("clear", "legit", "obscure", "garbage", "hang")))
     walked = {q for (q, _, _), o, _ in results if o[0] not in ("no baseline",)}
     lines.append(f"callables: {len([t for t in targets if not t.reason])} walked "
                  f"({len(walked)} with a baseline), {len([t for t in targets if t.reason])} skipped "
