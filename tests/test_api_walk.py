@@ -428,6 +428,7 @@ OVERRIDES = {
     "course_lib.setup_lab.server_config_path": dict(prefix=_scratch),
     "course_lib.setup_lab.write_server_config": dict(prefix=_scratch),
     "course_lib.exercises.registry.hint": dict(exercise_id="04.2", level=1),
+    "course_lib.economics.BatchingRun.latency_percentile_steps": dict(q=50.0),
     "course_lib.exercises.mastery.concept_table": dict(statuses_or_rows=_statuses),
     # a folder that is not a workspace: main reports it and returns 2 (a real one runs every notebook)
     "course_lib.exercises.mastery.main": dict(argv=lambda: ["/nonexistent-course-walk"]),
@@ -539,6 +540,7 @@ FOLLOWS_INPUT = {
 }
 #: Result records whose methods are walked, where no public function's baseline makes one.
 RESULTS = {
+    "course_lib.economics.BatchingRun": lambda: _batching_runs("static")[0],
     "course_lib.measure.latency.CallOverhead": _ex(
         "course_lib.measure.latency", "CallOverhead", np.array([64, 256, 1024]),
         5e-6 + np.array([64, 256, 1024]) / 1e9, 5e-6, 1e9),
@@ -581,6 +583,8 @@ BAD = [
     ("scalar for a sequence", "first", lambda base: _is_sequence(base) and len(base) > 0),
     ("array of 1e30", "huge array", lambda base: isinstance(base, np.ndarray) and base.size > 0
      and base.dtype.kind in "fiu"),
+    ("array with a NaN", "nan array", lambda base: isinstance(base, np.ndarray) and base.size > 0
+     and base.dtype.kind == "f"),
 ]
 
 
@@ -591,6 +595,10 @@ def _bad_value(index, base):
         return first.item() if isinstance(first, np.generic) else first
     if value == "huge array":
         return np.full(base.shape, 1e30)
+    if value == "nan array":
+        out = np.array(base, dtype=float, copy=True)
+        out.flat[out.size // 2] = np.nan
+        return out
     return value() if callable(value) else value
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib._validate import check_bool, check_callable, check_path
+from course_lib._validate import check_bool, check_callable, check_instance, check_path
 from course_lib.exercises.files import (BEGIN, COURSE_FOLDERS, END, LAB_HEADER, LAB_KERNELSPEC, LAB_METADATA_FILTER,
                                        _CELL_START, _CHECK_CALL, _MARKDOWN_CELL, _default_root, _lesson_files,
                                        _write_atomic)
@@ -78,6 +78,8 @@ def find_regions(text: str, name: str = "<solution>") -> list[Region]:
     an END without a BEGIN, a region outside a code cell, or a cell with a region but no
     ``check("NN.k", ...)`` call.
     """
+    check_instance("text", text, str)
+    check_instance("name", name, str)
     lines = text.split("\n")
     regions = []
     cells = _cells(lines)
@@ -137,6 +139,7 @@ def _stub_line(region: Region) -> str:
 
 def make_exercise_text(text: str, name: str = "<solution>") -> str:
     """The exercise version of a solution source: each region replaced by its one-line stub."""
+    check_instance("text", text, str)
     lines = text.split("\n")
     regions = find_regions(text, name)
     out = []
@@ -214,6 +217,9 @@ def lab_saved_text(text: str, kernelspec: dict | None = None) -> str:
     """
     import jupytext
 
+    check_instance("text", text, str)
+    if kernelspec is not None:
+        check_instance("kernelspec", kernelspec, dict)
     nb = jupytext.reads(text, fmt="py:percent")
     meta = nb.metadata.setdefault("jupytext", {})
     meta.setdefault("formats", "py:percent")
