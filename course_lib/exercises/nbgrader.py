@@ -102,6 +102,8 @@ def build_nbgrader(dest, root=None, lessons=None, out=print) -> list[Path]:
     out = check_callable("out", out)
     if dest.exists() and not dest.is_dir():
         raise NotADirectoryError(f"dest {str(dest)!r} is a file, not a folder")
+    if not (root / "solutions").is_dir():
+        raise FileNotFoundError(f"root: no solutions/ folder under {root}")
     files = _lesson_files(root / "solutions")
     if lessons is not None:
         wanted = check_sequence("lessons", lessons, scalar_ok=False)
