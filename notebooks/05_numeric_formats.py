@@ -526,10 +526,10 @@ assert e_pct_big < e_max_big / 1.1                                   # with many
 # held-out tail, and come out alike); up to tens of thousands the maximum does about as well as
 # the percentile or a little better; with a million it sits far out in the tail, and every
 # value pays for the few it covers with coarser steps, so the percentile wins even at 8 bits. The
-# winner depends on the calibration set's size as well as on the format, which is why
-# calibration tools offer several methods and why a fixed percentile or a least-squared-error
-# search, whose thresholds settle as the set grows, are the usual choice over the maximum.
-# PTQ changes no weight. **Quantization-aware
+# winner depends on the calibration set's size as well as on the format: a percentile or a
+# least-squared-error threshold settles as the set grows, the maximum does not, which is one
+# reason calibration tools offer those methods besides the maximum. PTQ changes no weight.
+# **Quantization-aware
 # training** (QAT) goes further: it inserts `fake_quantize` into the forward pass during
 # (a short phase of) training, so the loss sees the quantized model, and passes gradients
 # through the rounding as if it were the identity (the straight-through estimator, Bengio et al.

@@ -56,10 +56,14 @@ from course_lib.kernels import cuda   # selects the CUDA simulator without a GPU
 
 MODE = os.environ.get("COURSE_API_WALK", "fast")
 CALL_S = 5.0                  # alarm per call
-HARD_S = 30.0                 # the parent kills a worker that has not answered after this
+HARD_S = 60.0                 # the parent kills a worker that has not answered after this
 MEMORY_BYTES = 2 << 30        # address space a worker may add beyond what it had at fork
 PER_ARGUMENT_FAST = 2         # bad values per argument in fast mode
 OBSCURE_LIMIT = 0.01
+#: Callables slow enough to pass CALL_S on a loaded machine, with the alarm they get instead (a
+#: hang is a call that does not finish, not a slow figure). plot_hierarchy places its labels by
+#: drawing the figure several times: 2-7 s a call measured on a shared 2-core machine.
+SLOW_CALLABLES = {"course_lib.plots.memory.plot_hierarchy": 4 * CALL_S}
 
 # --------------------------------------------------------------------------------------------
 # What is walked, and what is not (with the reason).
@@ -583,8 +587,9 @@ BAD = [
     ("scalar for a sequence", "first", lambda base: _is_sequence(base) and len(base) > 0),
     ("array of 1e30", "huge array", lambda base: isinstance(base, np.ndarray) and base.size > 0
      and base.dtype.kind in "fiu"),
-    ("array with a NaN", "nan array", lambda base: isinstance(base, np.ndarray) and base.size > 0
-     and base.dtype.kind == "f"),
+    ("array with a NaN", "nan array", lambda base: (isinstance(base, np.ndarray) and base.size > 0
+                                                   and base.dtype.kind == "f")
+     or (isinstance(base, (list, tuple)) and len(base) > 0 and all(_is_number(v) for v in base))),
 ]
 
 
@@ -595,10 +600,10 @@ def _bad_value(index, base):
         return first.item() if isinstance(first, np.generic) else first
     if value == "huge array":
         return np.full(base.shape, 1e30)
-    if value == "nan array":
+    if value == "nan array":                  # one NaN among the baseline's numbers
         out = np.array(base, dtype=float, copy=True)
         out.flat[out.size // 2] = np.nan
-        return out
+        return out if isinstance(base, np.ndarray) else type(base)(out.tolist())
     return value() if callable(value) else value
 
 
@@ -953,7 +958,7 @@ class Walker:
                     if why:
                         raise LookupError(why) from None
                     fn, kwargs = self._call_builder(t)
-                _, leaves = _invoke(fn, kwargs, seconds=3 * CALL_S)
+                _, leaves = _invoke(fn, kwargs, seconds=max(3 * CALL_S, SLOW_CALLABLES.get(qual, 0)))
                 self.baselines[qual] = ("ok", leaves, {k: v for k, v in kwargs.items()})
             except _Hang:
                 self.baselines[qual] = ("error", f"baseline ran over {CALL_S} s", None)
@@ -986,7 +991,7 @@ class Walker:
             return ("no baseline", f"{type(exc).__name__}: {exc}")
         kwargs[arg] = bad
         try:
-            _, leaves = _invoke(fn, kwargs)
+            _, leaves = _invoke(fn, kwargs, seconds=SLOW_CALLABLES.get(qual, CALL_S))
         except _Hang:
             return ("hang", f"over {CALL_S} s")
         except MemoryError:
