@@ -393,3 +393,16 @@ def test_batched_calls_and_matmul_measurements_are_well_formed():
         measure_batched_calls(1, 10)
     with pytest.raises(ValueError, match="at most"):
         measure_batched_calls(100_000, 1000)
+
+
+def test_call_overhead_model_checks_its_sizes():
+    from course_lib.measure.latency import CallOverhead
+    m = CallOverhead(np.array([64.0, 256.0]), np.array([5e-6, 5.2e-6]), 5e-6, 1e9)
+    assert m.model_t_s(1000) == pytest.approx(5e-6 + 1e-6)
+    assert np.allclose(m.model_t_s(np.array([0.0, 1e9])), [5e-6, 1.000005])
+    for bad in (-5, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="n must"):
+            m.model_t_s(bad)
+    for bad in ("12", True, None):
+        with pytest.raises(TypeError, match="n must"):
+            m.model_t_s(bad)
