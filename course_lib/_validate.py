@@ -9,7 +9,9 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -23,6 +25,8 @@ __all__ = [
     "check_sequence",
     "check_instance",
     "check_items",
+    "check_path",
+    "check_callable",
     "MAX_INT",
     "MAX_ELEMENTS",
     "check_count",
@@ -195,6 +199,23 @@ def check_items(name: str, value, types, made_by: str = "", min_len: int = 1) ->
     for i, item in enumerate(value):
         check_instance(f"{name}[{i}]", item, types, made_by)
     return list(value)
+
+
+def check_path(name: str, value) -> Path:
+    """Return ``value`` as a Path when it is a path: a non-empty str or an os.PathLike."""
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
+        path = Path(value)
+        if str(value) == "":
+            raise ValueError(f"{name} must be a path to a folder or file, got an empty string")
+        return path
+    raise TypeError(f"{name} must be a path (a str or pathlib.Path), got {type(value).__name__} {value!r}")
+
+
+def check_callable(name: str, value, example: str = "print"):
+    """Return ``value`` when it can be called (a function such as ``print``)."""
+    if not callable(value):
+        raise TypeError(f"{name} must be a function such as {example}, got {type(value).__name__} {value!r}")
+    return value
 
 
 def name_key(name: str) -> str:

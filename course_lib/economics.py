@@ -622,7 +622,8 @@ def compute_optimal(compute_flops, tokens_per_param=CHINCHILLA_TOKENS_PER_PARAM)
         C = 6 N D and D = r N   =>   N = sqrt(C / (6 r)),  D = r N
 
     Gopher's budget, 5.76e23 FLOP, at r = 20: N = sqrt(5.76e23 / 120) = 69.3e9 parameters and
-    D = 1.39e12 tokens (Chinchilla: 70B on 1.4T).
+    D = 1.39e12 tokens. That is this rule's arithmetic, not a figure from Hoffmann et al.'s tables;
+    the paper's Chinchilla, trained on that budget, is 70B parameters on 1.4T tokens.
     """
     c = check_number("compute_flops", compute_flops, min_value=0, allow_min=False)
     r = check_number("tokens_per_param", tokens_per_param, min_value=0, allow_min=False)

@@ -26,6 +26,8 @@ import json
 import sys
 from pathlib import Path
 
+from course_lib._validate import check_bool, check_path
+
 __all__ = ["overrides_path", "write_overrides", "page_config_path", "write_page_config",
            "server_config_path", "write_server_config", "HIDDEN_FROM_LEARNERS", "main"]
 
@@ -55,7 +57,7 @@ SERVER_CONFIG_NAME = "jupyter_server_config.json"
 
 
 def overrides_path(prefix: str | Path = sys.prefix) -> Path:
-    return Path(prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    return check_path("prefix", prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
 
 
 def _read_json(path: Path) -> dict:
@@ -80,11 +82,12 @@ def write_overrides(prefix: str | Path = sys.prefix) -> Path:
 
 
 def page_config_path(prefix: str | Path = sys.prefix) -> Path:
-    return Path(prefix) / "etc" / "jupyter" / "labconfig" / "page_config.json"
+    return check_path("prefix", prefix) / "etc" / "jupyter" / "labconfig" / "page_config.json"
 
 
 def write_page_config(classroom: bool = False, prefix: str | Path = sys.prefix) -> Path:
     """Hide (or, with ``classroom``, show) the instructor-only lab extensions in this environment."""
+    classroom = check_bool("classroom", classroom)
     path = page_config_path(prefix)
     config = _read_json(path)
     disabled = config.setdefault("disabledExtensions", {})
@@ -98,11 +101,12 @@ def write_page_config(classroom: bool = False, prefix: str | Path = sys.prefix) 
 
 
 def server_config_path(prefix: str | Path = sys.prefix) -> Path:
-    return Path(prefix) / "etc" / "jupyter" / SERVER_CONFIG_NAME
+    return check_path("prefix", prefix) / "etc" / "jupyter" / SERVER_CONFIG_NAME
 
 
 def write_server_config(show_all_files: bool = False, prefix: str | Path = sys.prefix) -> Path:
     """Hide the maintainers' files from the file browser (or, with ``show_all_files``, don't)."""
+    show_all_files = check_bool("show_all_files", show_all_files)
     path = server_config_path(prefix)
     config = _read_json(path)
     manager = config.setdefault("ContentsManager", {})

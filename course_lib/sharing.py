@@ -2,15 +2,18 @@
 
 MIG splits an A100 or H100 into up to seven isolated instances. Each profile ``Ng.Mgb`` owns
 ``N`` of the GPU's 7 compute slices and some of its 8 memory slices (memory, L2 and the memory
-bandwidth that comes with them); NVIDIA's MIG User Guide lists the profiles as fractions, stored
-in ``data/mig_profiles.toml``. A slice's roofline, to first order:
+bandwidth that comes with them). NVIDIA's MIG User Guide lists the profiles as fractions; the
+driver's own listing (``nvidia-smi mig -lgip``) gives the SMs each one gets, and those counts,
+not N/7, set a slice's compute. Both are stored in ``data/mig_profiles.toml``. A slice's
+roofline, to first order (same clocks, same SMs, a share of the memory system):
 
-    peak      = GPU peak      x compute_slices / 7
+    peak      = GPU peak      x sm_count / GPU SMs
     bandwidth = GPU bandwidth x memory_slices / 8
-    ridge     = GPU ridge     x (compute_slices / 7) / (memory_slices / 8)
+    ridge     = peak / bandwidth
 
-so 1g.10gb has a ridge 8/7 of the whole GPU's and 1g.20gb 4/7 of it. (An upper bound: the guide
-gives fractions of SMs, and a 7g instance may not expose every SM of the chip.)
+H100 SXM 1g.10gb: 989.5e12 x 16/132 = 120 TFLOP/s BF16 and 3.35e12 x 1/8 = 0.42 TB/s, a ridge
+of 286 FLOP/byte, 0.97 of the whole GPU's 295 (N/7 would say 8/7 of it). Seven of them hold
+112 of the 132 SMs: 839 TFLOP/s together, not 990.
 """
 
 from __future__ import annotations
@@ -44,10 +47,19 @@ class MigProfile:
     memory_gb: float
     max_instances: int
     source: str
+    sm_count: int = 0
+    sm_source: str = ""
 
     @property
     def compute_fraction(self) -> float:
+        """N / 7: the guide's "Fraction of SMs", a label more than a measure (see sm_fraction)."""
         return self.compute_slices / COMPUTE_SLICES
+
+    @property
+    def sm_fraction(self) -> float:
+        """The share of the GPU's SMs an instance gets: sm_count / the GPU's SMs (16/132 for an
+        H100's 1g.10gb, 0.121, against 1/7 = 0.143)."""
+        return self.sm_count / get_accelerator(self.gpu).sm_count
 
     @property
     def memory_fraction(self) -> float:
@@ -60,9 +72,14 @@ def _table() -> dict:
     table = {}
     for entry in tomllib.loads(text.decode("utf-8"))["gpu"]:
         acc = get_accelerator(entry["name"])
-        table[acc.name] = tuple(MigProfile(p["name"], acc.name, int(p["compute_slices"]), int(p["memory_slices"]),
-                                           float(p["memory_gb"]), int(p["max_instances"]), entry["source"])
-                                for p in entry["profiles"])
+        profiles = tuple(MigProfile(p["name"], acc.name, int(p["compute_slices"]), int(p["memory_slices"]),
+                                    float(p["memory_gb"]), int(p["max_instances"]), entry["source"],
+                                    int(p["sm_count"]), entry["sm_source"])
+                         for p in entry["profiles"])
+        for p in profiles:
+            if not 0 < p.sm_count <= acc.sm_count:
+                raise ValueError(f"mig_profiles.toml: {acc.name} {p.name} has {p.sm_count} SMs of {acc.sm_count}")
+        table[acc.name] = profiles
     return table
 
 
@@ -90,22 +107,23 @@ def get_mig_profile(profile, gpu="H100 SXM") -> MigProfile:
 
 
 def mig_accelerator(profile, gpu="H100 SXM") -> Accelerator:
-    """The slice as an :class:`Accelerator`: peaks x compute fraction, bandwidth x memory fraction,
-    capacity the profile's memory. Every other function that takes an accelerator accepts it.
+    """The slice as an :class:`Accelerator`: peaks x the profile's share of the SMs, bandwidth x
+    its memory fraction, capacity the profile's memory. Every other function that takes an
+    accelerator accepts it.
 
-    H100 SXM 3g.40gb: 989.5e12 x 3/7 = 424 TFLOP/s BF16, 3.35e12 x 4/8 = 1.675 TB/s, 40 GB.
+    H100 SXM 3g.40gb: 989.5e12 x 60/132 = 450 TFLOP/s BF16, 3.35e12 x 4/8 = 1.675 TB/s, 40 GB.
     """
     acc = get_accelerator(gpu)
     p = get_mig_profile(profile, acc)
-    peaks = {k: v * p.compute_fraction for k, v in acc.peak_flops.items()}
+    peaks = {k: v * p.sm_fraction for k, v in acc.peak_flops.items()}
     return dataclasses.replace(
         acc, name=f"{acc.name} MIG {p.name}", aliases=(), peak_flops=MappingProxyType(peaks),
         mem_bandwidth=acc.mem_bandwidth * p.memory_fraction, mem_capacity=p.memory_gb * 1e9,
-        sm_count=max(1, round(acc.sm_count * p.compute_fraction)),
+        sm_count=p.sm_count,
         l2_cache_bytes=None if acc.l2_cache_bytes is None else acc.l2_cache_bytes * p.memory_fraction,
-        source=f"{acc.source}; sliced by {p.source}",
-        notes=f"MIG {p.name}: {p.compute_slices}/7 of the compute, {p.memory_slices}/8 of memory and bandwidth "
-              f"(a first-order model: fractions as the MIG User Guide lists them)")
+        source=f"{acc.source}; sliced by {p.source}; SM counts: {p.sm_source}",
+        notes=f"MIG {p.name}: {p.sm_count} of {acc.sm_count} SMs ({p.compute_slices}/7 compute slices), "
+              f"{p.memory_slices}/8 of memory and bandwidth (a first-order model: same clocks)")
 
 
 def fits_on_gpu(profiles, gpu="H100 SXM") -> bool:

@@ -442,7 +442,8 @@ assert np.isclose(two.total_s, t_comp + 8 * t_copy)        # copy-bound: the cop
 # ### What TMA does
 #
 # Without TMA, a tile copy is work for every thread: with `cp.async`, each thread computes the
-# addresses of its pieces and issues one instruction per 16 bytes. Hopper's **Tensor Memory
+# addresses of its pieces and copies 16 bytes per instruction (a warp issues 32 threads' copies
+# at once, so count per thread or per warp, but say which). Hopper's **Tensor Memory
 # Accelerator** takes the whole tile from one instruction (`cp.async.bulk.tensor`), issued by
 # one thread: a *tensor map* made once on the host describes the array in global memory (base,
 # sizes, strides, element type, the box to copy, at most 256 elements along each dimension), the
@@ -457,11 +458,13 @@ assert np.isclose(two.total_s, t_comp + 8 * t_copy)        # copy-bound: the cop
 from course_lib.memory import multicast_l2_reads, tile_copy_work
 
 work = tile_copy_work(128, 64, bytes_per_element=2, threads=128)
-print(f"{work.tile_bytes // 1024} KiB tile: {work.copy_instructions} cp.async instructions "
-      f"({work.instructions_per_thread:.0f} per thread, each with its own address) against "
-      f"{work.tma_instructions} TMA instruction from one thread")
+print(f"{work.tile_bytes // 1024} KiB tile: {work.copy_instructions} per-thread cp.async copies "
+      f"({work.instructions_per_thread:.0f} per thread, each with its own address), issued as "
+      f"{work.copy_warp_instructions} warp instructions, against {work.tma_instructions} TMA instruction "
+      f"from one thread")
 assert work.copy_instructions == 128 * 64 * 2 // 16
 assert work.copy_instructions == work.threads * work.instructions_per_thread
+assert work.copy_warp_instructions == work.copy_instructions // 32      # 32 lanes per warp instruction
 for cluster in (2, 4):
     without, with_ = multicast_l2_reads(work.tile_bytes, cluster)
     print(f"a cluster of {cluster} blocks that all need this tile: {without / 1024:.0f} KiB read from L2 "

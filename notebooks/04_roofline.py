@@ -224,7 +224,8 @@ for name in ("V100 SXM2", "A100 SXM 80GB", "H100 SXM"):
 # The gap did not grow with each generation: it doubled from Volta to Ampere, then narrowed a
 # little on Hopper, and Blackwell widened it again. Per clock, Hopper's SM doubled its FP32 lanes
 # along with its tensor-core rate, so the ratio stayed where Ampere's was; the narrowing is the
-# clock, since NVIDIA rates Hopper's tensor peak at a lower clock than its FP32 peak (section 5). Nor is it an order of magnitude everywhere: on the Ada parts, the L4 and
+# clock: Hopper's dense tensor peak implies a lower clock than its FP32 peak (section 5; an
+# inference, since NVIDIA publishes no tensor clock). Nor is it an order of magnitude everywhere: on the Ada parts, the L4 and
 # the RTX 4090, the tensor cores give only a few times the FP32 rate (the table above).
 
 # %% [markdown]
@@ -257,7 +258,9 @@ assert abs(a100.tensor_clock_hz / a100.boost_clock_hz - 1) < 0.01      # A100: r
 # %% [markdown]
 # On the V100 and A100 the tensor peak is rated at the boost clock. On the H100 it is not: its
 # dense tensor peaks correspond to a clock well under the boost clock that its FP32 figure uses,
-# and the H100 PCIe's likewise. The boost clock is the most the chip runs at, and only within
+# and the H100 PCIe's likewise. The "tensor clock" column is our inference, not a published
+# figure: NVIDIA gives the peak and the whitepaper the FLOP per clock per SM, and the clock is
+# what makes them agree (1830 MHz on the H100 SXM, if the per-SM rate holds at every clock). The boost clock is the most the chip runs at, and only within
 # its power and thermal budget (the catalog's TDP); a dense BF16 matmul that draws the full
 # budget makes the chip lower its clock, and the roof comes down in proportion. The clock drop
 # below is an assumption for illustration, not a measured figure. Because the datasheet's tensor
@@ -520,7 +523,7 @@ plt.show()
 # | long scoreboard | data from L1TEX: global or local memory | memory latency: more loads in flight per thread, more warps (lesson 01) |
 # | short scoreboard | shared memory or special-function results | bank conflicts (lesson 03), MIO pressure |
 # | barrier | the other warps of its block at `__syncthreads` | uneven work per warp, big blocks |
-# | math pipe throttle | a busy arithmetic pipe | compute-bound: the good case |
+# | math pipe throttle | a busy arithmetic pipe | compute-bound, good if it is the pipe the work needs (tensor cores, FMA); one oversubscribed pipe such as MUFU (exp, rsqrt) or FP64 on a consumer GPU is a bottleneck to remove |
 # | not selected | nothing: it was ready, another warp issued | enough warps; occupancy could go down |
 #
 # A kernel whose cycles go to long-scoreboard stalls at low memory throughput is waiting on

@@ -193,14 +193,26 @@ assert math.isnan(F.round_to_format(too_big, "fp8_e4m3")) and math.isinf(F.round
 assert F.round_to_format(too_big, "fp8_e4m3", saturate=True) == F.get_format("fp8_e4m3").max_value
 
 # %% [markdown]
-# Integers have no special values. Our quantizers clip, but a plain cast does not: `ml_dtypes`'
-# INT4 cast keeps the low four bits of the integer, so a value beyond the range wraps around.
+# Integers have no special values, and what a plain cast makes of a value beyond the range is
+# the library's choice, not a rule of the format. `ml_dtypes` up to 0.6 kept the low four bits
+# of the integer (100 became 4: it wrapped around); 0.7 returns 0 and warns of an invalid cast.
+# C leaves an out-of-range float-to-integer conversion undefined. What holds in every version
+# is the quantizer's way: clip to the range first, then cast. The cell prints what your version
+# does and asserts only the part that cannot change:
 
 # %%
-wrapped = np.array([100.0, -9.0]).astype(ml_dtypes.int4).astype(int)
-print(f"plain cast to INT4: 100 -> {wrapped[0]}, -9 -> {wrapped[1]}; "
-      f"clipping: {F.round_to_format(100.0, 'int4'):g}, {F.round_to_format(-9.0, 'int4'):g}")
-assert wrapped[0] == 100 % 16 and wrapped[1] == -9 + 16
+import warnings
+
+beyond = np.array([100.0, -9.0])
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")                      # ml_dtypes >= 0.7 warns of the invalid cast
+    plain = beyond.astype(ml_dtypes.int4).astype(int)
+clipped = np.clip(beyond, -8, 7).astype(ml_dtypes.int4).astype(int)
+print(f"ml_dtypes {ml_dtypes.__version__}: plain cast to INT4: 100 -> {plain[0]}, -9 -> {plain[1]} "
+      f"(library-defined); clip, then cast: {clipped[0]}, {clipped[1]}")
+assert list(clipped) == [7, -8]
+# Second way: the course's quantizer rounds and clips to the same values.
+assert list(clipped) == [F.round_to_format(100.0, "int4"), F.round_to_format(-9.0, "int4")]
 
 # %% [markdown]
 # ## 5. Underflow and subnormals
@@ -443,10 +455,12 @@ plt.show()
 # To serve a model trained in 16 bits in INT8 or FP8, **post-training quantization** (PTQ) runs a
 # few hundred calibration inputs through it, records each activation tensor's values, and picks
 # a clipping threshold $a$ per tensor; the scale is $a / q_{\max}$. The simplest threshold is
-# the maximum seen. A lower one (a high percentile, or the threshold with the least squared
-# error on the calibration data) clips a few values and gives every other value finer steps
-# (Nagel et al., "A White Paper on Neural Network Quantization", arXiv:2106.08295, 2021, sec. 3).
-# Which wins depends on the format. We calibrate on 4096 Laplace-distributed activations
+# the maximum seen. A lower one clips a few values and gives every other value finer steps: a
+# high percentile of $|x|$ (percentile calibration, which Wu et al. compare with the maximum and
+# with an entropy criterion: "Integer Quantization for Deep Learning Inference: Principles and
+# Empirical Evaluation", arXiv:2004.09602, 2020), or the threshold with the least squared error
+# on the calibration data (Nagel et al., "A White Paper on Neural Network Quantization",
+# arXiv:2106.08295, 2021, sec. 3.1). We calibrate on 4096 Laplace-distributed activations
 # (heavier tails than a Gaussian) and measure the error on 100,000 new ones:
 
 # %%
@@ -475,9 +489,47 @@ q = F.quantize(calib, "int8", "tensor")
 assert np.allclose(F.fake_quantize(calib, F.calibrate_amax(calib), "int8"), q.dequantized)
 
 # %% [markdown]
-# With 255 levels, INT8's rounding error is so small that clipping the tail costs more than it
-# saves, and FP8's relative grid does not care about a wide range; with INT4's 15 levels, giving
-# up the largest values buys finer steps for all the others. PTQ changes no weight. **Quantization-aware
+# On this set, INT8 loses more to clipping at the 99th percentile than it gains, and FP8's
+# relative grid does not care about a wide range; with INT4's 15 levels, giving up the largest
+# values buys finer steps for all the others. But the maximum is a statistic of the sample, not
+# of the distribution: the more samples, the larger it gets. For a Laplace distribution $|x|$ is
+# exponential, and the expected maximum of $n$ samples is the harmonic number
+# $H_n \approx \ln n + 0.577$, up by $\ln 2 = 0.69$ per doubling, while the 99.99th percentile
+# settles at $\ln 10^4 = 9.2$. So the same INT8 comparison depends on how much data calibrates
+# it. The first $n$ values of one long stream of activations, for growing $n$:
+
+# %%
+stream = np.random.default_rng(1).laplace(size=2 ** 20)    # its own generator: a fresh stream
+sweep_rows = []
+print(f"{'samples':>9s} {'max':>6s} {'H_n':>6s} {'99.99th pct':>12s} {'INT8 error, max':>16s} {'99.99th':>8s} {'max / pct':>10s}")
+for log2_n in (8, 12, 16, 20):
+    c = stream[: 2 ** log2_n]
+    a_max, a_pct = F.calibrate_amax(c, "max"), F.calibrate_amax(c, "percentile", 99.99)
+    e_max = F.rel_rms_error(F.fake_quantize(held_out, a_max, "int8"), held_out)
+    e_pct = F.rel_rms_error(F.fake_quantize(held_out, a_pct, "int8"), held_out)
+    h_n = float(np.sum(1.0 / np.arange(1, 2 ** log2_n + 1)))
+    sweep_rows.append((2 ** log2_n, a_max, h_n, a_pct, e_max, e_pct))
+    print(f"{2 ** log2_n:9,d} {a_max:6.2f} {h_n:6.2f} {a_pct:12.2f} {e_max:16.4f} {e_pct:8.4f} {e_max / e_pct:10.2f}")
+maxima = [r[1] for r in sweep_rows]
+assert maxima == sorted(maxima) and maxima[-1] > maxima[0] + 3     # the sample maximum grows with the set
+# Second way: each maximum lies near its expectation H_n (an exponential's maximum has a thin
+# lower tail and a long upper one: P(max > H_n + 7) is about e^-7), the percentile near its
+# limit ln(10^4).
+assert all(h_n - 3 < a_max < h_n + 7 for _, a_max, h_n, *_ in sweep_rows)
+assert abs(sweep_rows[-1][3] - np.log(1e4)) < 0.3
+n_big, _, _, _, e_max_big, e_pct_big = sweep_rows[-1]
+print(f"{n_big:,} samples: the 99.99th percentile beats the maximum for INT8 by {e_max_big / e_pct_big - 1:.0%}")
+assert e_pct_big < e_max_big / 1.1                                   # with many samples clipping pays at 8 bits
+
+# %% [markdown]
+# With a few hundred samples the maximum is itself a clipped threshold (both thresholds clip the
+# held-out tail, and come out alike); up to tens of thousands the maximum does about as well as
+# the percentile or a little better; with a million it sits far out in the tail, and every
+# value pays for the few it covers with coarser steps, so the percentile wins even at 8 bits. The
+# winner depends on the calibration set's size as well as on the format: a percentile or a
+# least-squared-error threshold settles as the set grows, the maximum does not, which is one
+# reason calibration tools offer those methods besides the maximum. PTQ changes no weight.
+# **Quantization-aware
 # training** (QAT) goes further: it inserts `fake_quantize` into the forward pass during
 # (a short phase of) training, so the loss sees the quantized model, and passes gradients
 # through the rounding as if it were the identity (the straight-through estimator, Bengio et al.
@@ -631,8 +683,8 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 #   (section 4). Either way the value is lost, which is why FP8 pipelines scale tensors first.
 # - **"FP8 is one format."** Besides E4M3 and E5M2 there are the FNUZ variants the MI300X runs,
 #   whose E4M3 tops out at 240, not 448 (section 9).
-# - **"Casting to a narrow integer clips."** A plain cast wraps around (section 4); quantizers clip
-#   on purpose.
+# - **"Casting to a narrow integer clips."** A plain cast does what its library chose: `ml_dtypes`
+#   wrapped around until 0.6 and gives 0 since 0.7 (section 4). Quantizers clip on purpose, first.
 # - **"Lower precision means uniformly larger error."** For floats the error is relative and the
 #   risk is range; for integers the error is absolute and the risk is the scale (section 8).
 #
@@ -662,8 +714,10 @@ assert terms_before_overflow * worst_product <= 2 ** 31 - 1 < (terms_before_over
 # - FP8 training stores matmul inputs in E4M3 (forward) and E5M2 (gradients) with an FP32 scale
 #   per tensor; everything else stays in BF16/FP32. Delayed scaling reads the scale from an amax
 #   history and clips when a tensor outgrows it; a margin buys headroom (section 8b).
-# - Post-training quantization picks each scale from calibration data: the maximum suits INT8 and
-#   FP8, a clipped threshold pays at 4 bits; quantization-aware training learns around the
+# - Post-training quantization picks each scale from calibration data. Which threshold wins
+#   depends on the format and on the calibration set's size: a sample's maximum grows with it
+#   (about $\ln n$ for Laplace activations), so with many samples a clipped threshold pays even
+#   at INT8, and at 4 bits it pays already on a small set (section 8c); quantization-aware training learns around the
 #   rounding instead (section 8c).
 # - Independent quantization errors compound through layers, about $\sqrt{L}$ times one layer's
 #   after $L$ layers in a well-scaled network (section 8d).

@@ -133,21 +133,25 @@ for name in ["Llama 2 7B", "Llama 3 8B", "Llama 3 70B"]:
 #
 # $$ C = 6N \cdot rN \quad\Rightarrow\quad N = \sqrt{\frac{C}{6r}}, \qquad D = rN. $$
 #
-# The paper trained Chinchilla on the budget of Gopher, $5.76 \times 10^{23}$ FLOP (its table 3):
+# The paper trained Chinchilla on the budget of Gopher, $5.76 \times 10^{23}$ FLOP. What the
+# rule $r = 20$ gives for that budget is our own calculation, a check that the rule of thumb lands
+# near the paper's model, not a figure from its tables:
 
 # %%
 from course_lib.economics import CHINCHILLA_TOKENS_PER_PARAM, compute_optimal
 
 gopher_budget = 5.76e23                    # FLOP, Hoffmann et al. 2022 (Gopher's and Chinchilla's budget)
 opt = compute_optimal(gopher_budget)
-print(f"r = {CHINCHILLA_TOKENS_PER_PARAM:.0f}: N = sqrt({gopher_budget:.2e} / {6 * opt.tokens_per_param:.0f}) "
-      f"= {opt.params / 1e9:.1f}B parameters, D = {opt.tokens / 1e12:.2f}T tokens")
+print(f"our r = {CHINCHILLA_TOKENS_PER_PARAM:.0f} rule (not a row of the paper's tables): N = "
+      f"sqrt({gopher_budget:.2e} / {6 * opt.tokens_per_param:.0f}) = {opt.params / 1e9:.1f}B parameters, "
+      f"D = {opt.tokens / 1e12:.2f}T tokens")
 assert np.isclose(opt.check_flops, gopher_budget)                      # second way: back through 6ND
 chinchilla_c = training_flops(70e9, 1.4e12)
 print(f"the paper's point, 70B on 1.4T: 6ND = {chinchilla_c:.2e} FLOP, {1.4e12 / 70e9:.0f} tokens per parameter "
       f"({chinchilla_c / gopher_budget - 1:+.1%} from the stated budget)")
 assert abs(opt.params / 70e9 - 1) < 0.02 and abs(opt.tokens / 1.4e12 - 1) < 0.02
-print(f"\n{'budget FLOP':>12s} {'N (params)':>11s} {'D (tokens)':>11s}")
+print("\nthe r = 20 rule at other budgets (the course's calculation, not the paper's fits):")
+print(f"{'budget FLOP':>12s} {'N (params)':>11s} {'D (tokens)':>11s}")
 for c in (1e21, 1e22, 1e23, 1e24, 1e25):
     o = compute_optimal(c)
     print(f"{c:12.0e} {o.params / 1e9:10.2f}B {o.tokens / 1e12:10.3f}T")

@@ -159,11 +159,13 @@ fig = plot_ring_traffic(trace, predicted, title="5 ranks, 17 int64 values: simul
 # ### Pods and tori: collectives without a switch
 #
 # A TPU pod joins its chips directly, each to its nearest neighbours, through the inter-chip
-# interconnect (ICI): no switch between them. TPU v4 and v5p chips form a **3D torus** (each
-# chip has a neighbour on both sides in x, y and z, and the edges wrap around); v5e and v6e a 2D
-# torus. A v4 pod is 64 cubes of $4 \times 4 \times 4$ chips whose faces are joined through
-# optical circuit switches (Jouppi et al., ISCA 2023), so a job's slice can be wired as a torus
-# whatever cubes it gets. The pods as Google's Cloud TPU pages give them:
+# interconnect (ICI): no switch between them. TPU v5p chips form a **3D torus** (each chip has
+# a neighbour on both sides in x, y and z, and the edges wrap around); v5e and v6e a 2D torus.
+# Google's table calls TPU v4's network a 3D mesh: a v4 pod is 64 cubes of $4 \times 4 \times 4$
+# chips whose faces are joined through optical circuit switches (Jouppi et al., ISCA 2023), and
+# a slice gets the wraparound links of a torus only for some shapes (each dimension a multiple
+# of 4, shaped $2A = B = C$ or $2A = 2B = C$, such as $4 \times 4 \times 8$); other slices are
+# meshes. The pods as Google's Cloud TPU pages give them:
 
 # %%
 from course_lib.collectives import get_tpu_pod, torus_all_reduce, tpu_pods
@@ -505,24 +507,35 @@ assert mi325.peak("bf16") == mi300.peak("bf16") and mi325.ridge_point("bf16") < 
 # later) partitions one GPU into up to seven isolated instances, each with its own SMs, its own
 # share of L2 and memory, and its own memory bandwidth, so one tenant cannot slow another. A
 # profile `Ng.Mgb` takes $N$ of 7 compute slices and some of 8 memory slices; NVIDIA's MIG User
-# Guide lists them (stored in `course_lib/data/mig_profiles.toml`). To first order a slice is a
-# smaller accelerator with its own roofline: peak times $N/7$, bandwidth times its memory
-# fraction.
+# Guide lists them as fractions, and the driver's listing (`nvidia-smi mig -lgip`) gives the SMs
+# each profile gets (both in `course_lib/data/mig_profiles.toml`). The SM counts are not $N/7$ of
+# the chip: an H100 SXM's 1g.10gb has 16 of its 132 SMs, its 7g.80gb all 132. To first order a
+# slice is a smaller accelerator with its own roofline, at the same clocks:
+#
+# $$P_{\text{slice}} = P_{\text{GPU}} \cdot \frac{\text{SMs}_{\text{slice}}}{\text{SMs}_{\text{GPU}}}, \qquad
+#   B_{\text{slice}} = B_{\text{GPU}} \cdot \frac{\text{memory slices}}{8}$$
 
 # %%
 from course_lib.sharing import fits_on_gpu, mig_accelerator, mig_profiles
 
-print(f"{'H100 SXM profile':16s} {'compute':>8s} {'memory':>7s} {'max':>4s} {'BF16 TF/s':>10s} {'TB/s':>6s} {'ridge':>6s}")
+print(f"989.5e12 x 16 / 132 = {989.5e12 * 16 / 132 / 1e12:.0f} TFLOP/s BF16 for a 1g.10gb")
+print(f"{'H100 SXM profile':16s} {'SMs':>4s} {'compute':>8s} {'memory':>7s} {'max':>4s} {'BF16 TF/s':>10s} "
+      f"{'TB/s':>6s} {'ridge':>6s}")
 for prof in mig_profiles("H100 SXM"):
     sl = mig_accelerator(prof, "H100 SXM")
-    print(f"{prof.name:16s} {prof.compute_slices:6d}/7 {prof.memory_slices:5d}/8 {prof.max_instances:4d} "
-          f"{sl.peak('bf16') / 1e12:10.0f} {sl.mem_bandwidth / 1e12:6.2f} {sl.ridge_point('bf16'):6.0f}")
+    print(f"{prof.name:16s} {prof.sm_count:4d} {prof.compute_slices:6d}/7 {prof.memory_slices:5d}/8 "
+          f"{prof.max_instances:4d} {sl.peak('bf16') / 1e12:10.0f} {sl.mem_bandwidth / 1e12:6.2f} "
+          f"{sl.ridge_point('bf16'):6.0f}")
 one_g = mig_accelerator("1g.10gb")
-assert np.isclose(one_g.ridge_point("bf16"), h100.ridge_point("bf16") * (1 / 7) / (1 / 8))   # 8/7 of the GPU's
+assert np.isclose(one_g.peak("bf16"), 989.5e12 * 16 / 132)
+# Second way: the ridge from the two fractions, (16/132) / (1/8) of the whole GPU's.
+assert np.isclose(one_g.ridge_point("bf16"), h100.ridge_point("bf16") * (16 / 132) / (1 / 8))
 seven = [mig_accelerator("1g.10gb")] * 7
-print(f"seven 1g.10gb instances: {sum(s.peak('bf16') for s in seven) / 1e12:.0f} TFLOP/s and "
-      f"{sum(s.mem_bandwidth for s in seven) / 1e12:.2f} TB/s together: the eighth memory slice, and its "
-      f"bandwidth, stay unused")
+seven_peak = sum(s.peak("bf16") for s in seven)
+print(f"seven 1g.10gb instances: {7 * 16} of 132 SMs, {seven_peak / 1e12:.0f} TFLOP/s and "
+      f"{sum(s.mem_bandwidth for s in seven) / 1e12:.2f} TB/s together: {1 - seven_peak / h100.peak('bf16'):.0%} "
+      f"of the compute and the eighth memory slice stay unused")
+assert np.isclose(seven_peak, h100.peak("bf16") * 112 / 132)
 print(f"3g.40gb + 2g.20gb + 1g.10gb x 2 fit one H100: {fits_on_gpu(['3g.40gb', '2g.20gb', '1g.10gb', '1g.10gb'])}; "
       f"4g.40gb x 2: {fits_on_gpu(['4g.40gb', '4g.40gb'])}")
 from course_lib.plots.sharing import plot_slice_rooflines
@@ -532,13 +545,20 @@ fig = plot_slice_rooflines([mig_accelerator(p) for p in mig_profiles("H100 SXM")
 plt.show()
 
 # %% [markdown]
-# A slice's ridge point depends on its shape: 1g.20gb has twice the bandwidth per SM of 1g.10gb,
-# so a memory-bound decode runs twice as fast on it with the same compute. Decode for a small
-# model on a slice, Llama 3 8B in BF16 with 2048-token contexts:
+# A slice's ridge point depends on its shape. On an H100, 1g.20gb has twice the memory slices of
+# 1g.10gb and 26 SMs against 16: 1.6 times the compute and about 1.2 times the bandwidth per SM,
+# so a memory-bound decode runs twice as fast on it and a compute-bound one 1.6 times. (On an
+# A100 both 1g profiles have 14 SMs.) Decode for a small model on a slice, Llama 3 8B in BF16
+# with 2048-token contexts:
 
 # %%
 from course_lib.economics import decode_step as _decode_step
 
+small, tall = mig_accelerator("1g.10gb"), mig_accelerator("1g.20gb")
+per_sm = (tall.mem_bandwidth / tall.sm_count) / (small.mem_bandwidth / small.sm_count)
+print(f"1g.20gb / 1g.10gb: compute {tall.peak('bf16') / small.peak('bf16'):.2f}x, bandwidth "
+      f"{tall.mem_bandwidth / small.mem_bandwidth:.1f}x, bandwidth per SM {per_sm:.2f}x")
+assert np.isclose(per_sm, 2 / (26 / 16))
 for prof in ("2g.20gb", "3g.40gb", "7g.80gb"):
     sl = mig_accelerator(prof)
     st = _decode_step("Llama 3 8B", sl, 16, 2048)
@@ -550,9 +570,11 @@ assert np.isclose(three.t_step_s / full.t_step_s, 2.0)          # half the memor
 # %% [markdown]
 # MIG suits many small, memory-bound services (inference for small models, notebooks, CI): each
 # gets a guaranteed share of bandwidth and memory. Time-slicing (several processes taking turns
-# on the whole GPU) and MPS (kernels from several processes running at once without isolation)
-# are the other ways to share; neither partitions memory bandwidth, so one tenant's traffic
-# slows the others.
+# on the whole GPU) and MPS are the other ways to share. MPS runs kernels from several processes
+# at once; since Volta each client has its own GPU address space, and the share of SMs a client
+# may use can be capped (NVIDIA's MPS documentation, "Volta MPS"), but the clients still share
+# the L2 and the memory bandwidth. Neither time-slicing nor MPS partitions memory bandwidth, so
+# one tenant's traffic slows the others.
 
 # %% [markdown]
 # ## 6. Optional: your own host link
@@ -683,9 +705,11 @@ assert pipeline_bubble_fraction(16, 8) > 2 * pipeline_bubble_fraction(4, 8)
 #   recomputation trades FLOP for activation memory, offloading trades PCIe time for HBM.
 # - A systolic array reuses operands in wiring as a GPU tile does in shared memory; on the
 #   roofline a TPU is judged by the same two numbers.
-# - A TPU pod is a torus without switches: an all-reduce sends the same $2S(1-1/p)$ per chip as a
-#   ring, in $2\sum(d_i-1)$ steps instead of $2(p-1)$; all-to-all traffic is limited by the bisection.
+# - A TPU pod joins chips without switches, as a torus (v5p; v4 only for some slice shapes, a mesh
+#   otherwise): on a torus an all-reduce sends the same $2S(1-1/p)$ per chip as a ring, in
+#   $2\sum(d_i-1)$ steps instead of $2(p-1)$; all-to-all traffic is limited by the bisection.
 # - Every accelerator in the catalog (AMD, Google, AWS, Intel) sells a few hundred FLOP per byte of
 #   HBM; which one gets close to its peak depends as much on its kernels, compilers and libraries.
-# - MIG splits an A100 or H100 into up to seven isolated slices: peak x N/7, bandwidth x the memory
-#   fraction, each with its own roofline and ridge point.
+# - MIG splits an A100 or H100 into up to seven isolated slices: peak x the slice's share of the
+#   SMs (the driver's count, not N/7), bandwidth x the memory fraction, each with its own roofline
+#   and ridge point.

@@ -1,8 +1,11 @@
 """Walk the whole public API with one bad argument at a time (issue 14).
 
 The walk finds every public callable by itself: every module and subpackage of ``course_lib``
-(``pkgutil``), the names in each ``__all__`` (or every public name defined there), the public
-methods of the classes a learner builds. For each it builds a valid baseline call from defaults,
+(``pkgutil``), the maintainers' tools among them (``course_lib.exercises.*``, ``course_lib.setup_lab``,
+run inside a scratch folder that holds a copy of the course's solutions and exercises), the names
+in each ``__all__`` (or every public name defined there), the public methods of the classes a
+learner builds and of the result records the library returns (an instance made by a function
+that returns one, or ``RESULTS``). For each it builds a valid baseline call from defaults,
 the example values in ``BY_NAME`` (by parameter name), the producer of an annotated result type,
 ``OVERRIDES`` (per callable, only where needed), or, as a last resort, a few generic candidates.
 Then it replaces one argument at a time with each value in ``BAD`` and classifies the outcome:
@@ -37,12 +40,15 @@ import numbers
 import os
 import pkgutil
 import resource
+import shutil
 import signal
+import tempfile
 import time
 import traceback
 import zlib
 from collections import Counter
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
@@ -50,17 +56,19 @@ from course_lib.kernels import cuda   # selects the CUDA simulator without a GPU
 
 MODE = os.environ.get("COURSE_API_WALK", "fast")
 CALL_S = 5.0                  # alarm per call
-HARD_S = 30.0                 # the parent kills a worker that has not answered after this
+HARD_S = 60.0                 # the parent kills a worker that has not answered after this
 MEMORY_BYTES = 2 << 30        # address space a worker may add beyond what it had at fork
 PER_ARGUMENT_FAST = 2         # bad values per argument in fast mode
 OBSCURE_LIMIT = 0.01
+#: Callables slow enough to pass CALL_S on a loaded machine, with the alarm they get instead (a
+#: hang is a call that does not finish, not a slow figure). plot_hierarchy places its labels by
+#: drawing the figure several times: 2-7 s a call measured on a shared 2-core machine.
+SLOW_CALLABLES = {"course_lib.plots.memory.plot_hierarchy": 4 * CALL_S}
 
 # --------------------------------------------------------------------------------------------
 # What is walked, and what is not (with the reason).
 
 SKIP_MODULES = {
-    "course_lib.exercises": "writes, copies and executes learner files (tests/test_exercises.py)",
-    "course_lib.setup_lab": "writes JupyterLab settings into the environment (tests/test_setup_lab.py)",
     "course_lib.tiles": "launches Triton's interpreter (seconds a call) on torch tensors; its bad arguments are "
                         "tested in tests/test_tiles*.py",
     "course_lib.plots.tiles": "draws course_lib.tiles results (tests/test_tiles_plots.py)",
@@ -99,6 +107,23 @@ SKIP_CALLABLES = {
     "course_lib.kernels.leaderboard.Leaderboard": "a record leaderboard() returns",
     "course_lib.kernels.tasks.Case": "a lab check case written by the course's authors",
     "course_lib.kernels.tasks.Mistake": "a lab misconception written by the course's authors",
+    "course_lib.exercises.registry.check": "takes a learner's answer and prints feedback (tests/test_checks.py)",
+    "course_lib.exercises.running.execute_notebook": "runs a notebook in a kernel, seconds a call "
+                                                     "(tests/test_exercises.py)",
+    "course_lib.exercises.running.progress": "runs every notebook of a workspace (tests/test_exercises.py)",
+    "course_lib.exercises.cli.main": "dispatches to the commands walked one by one; some run notebooks "
+                                     "(tests/test_exercises.py)",
+    "course_lib.setup_lab.main": "writes JupyterLab settings into the running environment "
+                                 "(tests/test_setup_lab.py runs it in a scratch prefix)",
+    "course_lib.exercises.types.ValueExercise": "an exercise definition written by the course's authors",
+    "course_lib.exercises.types.ChoiceExercise": "an exercise definition written by the course's authors",
+    "course_lib.exercises.types.FunctionExercise": "an exercise definition written by the course's authors",
+    "course_lib.exercises.types.KernelExercise": "an exercise definition written by the course's authors",
+    "course_lib.exercises.decision.DecisionExercise": "an exercise definition written by the course's authors",
+    "course_lib.exercises.decision.OptimumExercise": "an exercise definition written by the course's authors",
+    "course_lib.exercises.variants.Variants": "per-learner options of an exercise, written by the course's authors",
+    "course_lib.exercises.variants.Variant": "one learner's numbers, built by an exercise's Variants",
+    "course_lib.exercises.feedback.Misconception": "a misconception written by the course's authors",
 }
 #: Dataclasses a learner builds (walked, although a function also returns them). Any other
 #: dataclass a public function returns is a result record: built by the library, not walked.
@@ -236,6 +261,30 @@ def _batching_runs(policy):
                                  max_output_tokens=400)
         runs.append(simulate_batching(arr, out, 8, policy))
     return runs
+
+
+#: A scratch folder for the maintainers' tools: workers run with it as their working directory
+#: (a relative path a bad value makes lands there), and every path argument points into it.
+_SANDBOX = {"root": None}
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def _scratch() -> str:
+    if _SANDBOX["root"] is None:
+        _SANDBOX["root"] = tempfile.mkdtemp(prefix="course-api-walk-")
+    return tempfile.mkdtemp(dir=_SANDBOX["root"])
+
+
+def _course_copy() -> str:
+    """A fresh copy of the course's solutions/ and exercises/ (what generate and friends read)."""
+    root = Path(_scratch())
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(_REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    return str(root)
+
+
+def _quiet(*args, **kwargs):
+    pass
 
 
 _TRACE = _vector_add_trace
@@ -378,6 +427,28 @@ OVERRIDES = {
                                                               20, 64)),
     "course_lib.roofline.read_profile": dict(name="gemv", duration_s=48e-6, bytes_moved=1.4e8, flops=6.7e7),
     "course_lib.exercises.mastery.concept_mastery": dict(statuses=_statuses),
+    "course_lib.exercises.authoring.generate": dict(root=_course_copy, out=lambda: _quiet),
+    "course_lib.exercises.authoring.normalize": dict(root=_course_copy, out=lambda: _quiet),
+    "course_lib.exercises.workspace.make_workspace": dict(dest=lambda: str(Path(_scratch()) / "my_work"),
+                                                          root=_course_copy, out=lambda: _quiet),
+    "course_lib.exercises.nbgrader.build_nbgrader": dict(dest=_scratch, root=_course_copy,
+                                                         lessons=["04_roofline"], out=lambda: _quiet),
+    "course_lib.exercises.authoring.find_regions": dict(
+        text=lambda: (_REPO / "solutions" / "04_roofline.py").read_text()),
+    "course_lib.exercises.authoring.make_exercise_text": dict(
+        text=lambda: (_REPO / "solutions" / "04_roofline.py").read_text()),
+    "course_lib.exercises.authoring.lab_saved_text": dict(
+        text=lambda: (_REPO / "solutions" / "04_roofline.py").read_text()),
+    "course_lib.exercises.workspace.content_hash": dict(data=lambda: (_REPO / "solutions" / "04_roofline.py").read_bytes()),
+    "course_lib.exercises.mastery.logged_misconceptions": dict(path=lambda: str(Path(_scratch()) / "log.jsonl")),
+    "course_lib.setup_lab.overrides_path": dict(prefix=_scratch),
+    "course_lib.setup_lab.write_overrides": dict(prefix=_scratch),
+    "course_lib.setup_lab.page_config_path": dict(prefix=_scratch),
+    "course_lib.setup_lab.write_page_config": dict(prefix=_scratch),
+    "course_lib.setup_lab.server_config_path": dict(prefix=_scratch),
+    "course_lib.setup_lab.write_server_config": dict(prefix=_scratch),
+    "course_lib.exercises.registry.hint": dict(exercise_id="04.2", level=1),
+    "course_lib.economics.BatchingRun.latency_percentile_steps": dict(q=50.0),
     "course_lib.exercises.mastery.concept_table": dict(statuses_or_rows=_statuses),
     # a folder that is not a workspace: main reports it and returns 2 (a real one runs every notebook)
     "course_lib.exercises.mastery.main": dict(argv=lambda: ["/nonexistent-course-walk"]),
@@ -487,6 +558,13 @@ FOLLOWS_INPUT = {
     "course_lib.formats.bits.split_fields", "course_lib.widgets.formats.explore_number",
     "course_lib.formats.training.loss_scale_sweep", "course_lib.formats.calibration.fake_quantize",
 }
+#: Result records whose methods are walked, where no public function's baseline makes one.
+RESULTS = {
+    "course_lib.economics.BatchingRun": lambda: _batching_runs("static")[0],
+    "course_lib.measure.latency.CallOverhead": _ex(
+        "course_lib.measure.latency", "CallOverhead", np.array([64, 256, 1024]),
+        5e-6 + np.array([64, 256, 1024]) / 1e9, 5e-6, 1e9),
+}
 #: Arguments accepted as any value (free text, an opaque object, a callable the learner supplies).
 #: Arguments whose documented values include None although the walk's baseline is not None.
 ACCEPTS_NONE = {("course_lib.simt.run_simt", "trace_warp"), ("course_lib.kernels.profile.predict_time",
@@ -525,6 +603,9 @@ BAD = [
     ("scalar for a sequence", "first", lambda base: _is_sequence(base) and len(base) > 0),
     ("array of 1e30", "huge array", lambda base: isinstance(base, np.ndarray) and base.size > 0
      and base.dtype.kind in "fiu"),
+    ("array with a NaN", "nan array", lambda base: (isinstance(base, np.ndarray) and base.size > 0
+                                                   and base.dtype.kind == "f")
+     or (isinstance(base, (list, tuple)) and len(base) > 0 and all(_is_number(v) for v in base))),
 ]
 
 
@@ -535,6 +616,10 @@ def _bad_value(index, base):
         return first.item() if isinstance(first, np.generic) else first
     if value == "huge array":
         return np.full(base.shape, 1e30)
+    if value == "nan array":                  # one NaN among the baseline's numbers
+        out = np.array(base, dtype=float, copy=True)
+        out.flat[out.size // 2] = np.nan
+        return out if isinstance(base, np.ndarray) else type(base)(out.tolist())
     return value() if callable(value) else value
 
 
@@ -567,17 +652,23 @@ def _public_modules():
     return sorted(names)
 
 
+def _return_names(fn):
+    """The names in a function's return annotation ('list[Foo] | None' -> {'list', 'Foo', 'None'})."""
+    ret = inspect.signature(fn).return_annotation
+    if isinstance(ret, str):
+        return {w.strip("'\" []|") for w in ret.replace("[", " ").replace(",", " ").split()}
+    if isinstance(ret, type):
+        return {ret.__name__}
+    return set()
+
+
 def _returned_class_names(modules):
     """Names in the return annotations of public functions: those classes are results."""
     names = set()
     for mod in modules:
         for obj in vars(mod).values():
             if inspect.isfunction(obj) and obj.__module__ == mod.__name__:
-                ret = inspect.signature(obj).return_annotation
-                if isinstance(ret, str):
-                    names.update(w.strip("'\" []|") for w in ret.replace("[", " ").replace(",", " ").split())
-                elif isinstance(ret, type):
-                    names.add(ret.__name__)
+                names.update(_return_names(obj))
     return names
 
 
@@ -604,10 +695,12 @@ def discover():
             if inspect.isclass(obj):
                 if issubclass(obj, BaseException):
                     continue
-                if (dataclasses.is_dataclass(obj) and n in returned and qual not in INPUT_CLASSES):
+                result = dataclasses.is_dataclass(obj) and n in returned and qual not in INPUT_CLASSES
+                if result:
+                    # not built with bad values (the library builds it), but its methods are walked
                     targets.append(Target(qual, obj, "class", reason="result record built by the library"))
-                    continue
-                targets.append(Target(qual, obj, "class"))
+                else:
+                    targets.append(Target(qual, obj, "class"))
                 for mname, member in vars(obj).items():
                     if (mname.startswith("_") or mname in SKIP_METHODS or not inspect.isfunction(member)):
                         continue
@@ -744,12 +837,16 @@ def _leaves(obj, path="", depth=0, out=None):
 
 
 CLEAR_TYPES = (ValueError, TypeError, KeyError, LookupError)
+#: A path that is not there or not the right kind is an OSError; clear when it names the argument.
+PATH_ERRORS = (FileNotFoundError, NotADirectoryError, IsADirectoryError, FileExistsError)
 
 
 def _is_clear(exc, arg):
+    msg = str(exc).lower()
+    if isinstance(exc, PATH_ERRORS):
+        return arg.lower() in msg
     if not isinstance(exc, CLEAR_TYPES) and not type(exc).__module__.startswith("course_lib"):
         return False
-    msg = str(exc).lower()
     words = {arg.lower(), arg.lower().replace("_", " ")}
     if any(w in msg for w in words):
         return True
@@ -765,6 +862,15 @@ def _wrong_type_accepted(base, bad):
     if _is_number(base):
         return isinstance(bad, (str, bool, np.bool_)) or bad is None
     return False
+
+
+def _non_finite(value):
+    """A NaN or infinite number, or a sequence or array holding one."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return bool(arr.size) and not bool(np.all(np.isfinite(arr)))
 
 
 def _close_figures():
@@ -797,6 +903,11 @@ class Walker:
 
     def __init__(self, targets):
         self.targets = {t.qualname: t for t in targets}
+        self.producers = {}            # result class name -> the public functions returning one
+        for t in targets:
+            if t.kind == "function" and t.obj is not None:
+                for name in _return_names(t.obj):
+                    self.producers.setdefault(name, []).append(t)
         self.baselines = {}
         self.generic = {}
         self.defaults = {}
@@ -806,12 +917,24 @@ class Walker:
             except (TypeError, ValueError):
                 self.defaults[t.qualname] = {}
 
+    def _instance(self, owner):
+        """An instance of ``owner``: built from its baseline (a class a learner builds), or, for a
+        result record, made by ``RESULTS`` or by a public function that returns one."""
+        if owner.qualname in RESULTS:
+            return _fresh(RESULTS[owner.qualname])
+        if owner.reason is None:
+            return owner.obj(**baseline_kwargs(owner.qualname, owner.obj))
+        for producer in self.producers.get(owner.obj.__name__, ()):
+            if producer.reason is None and self.baseline(producer.qualname)[0] == "ok":
+                kwargs = baseline_kwargs(producer.qualname, producer.obj)
+                result, _ = _invoke(producer.obj, kwargs, seconds=3 * CALL_S)
+                return result[0] if isinstance(result, list) else result
+        raise LookupError(f"no instance of {owner.qualname}: add a factory to RESULTS")
+
     def _call_builder(self, t):
         """(function taking kwargs, baseline kwargs)."""
         if t.kind == "method":
-            owner = self.targets[t.owner]
-            okw = baseline_kwargs(owner.qualname, owner.obj)
-            instance = owner.obj(**okw)
+            instance = self._instance(self.targets[t.owner])
             method = getattr(instance, t.obj.__name__)
             return method, baseline_kwargs(t.qualname, t.obj, skip_first=True,
                                            generic=self.generic.get(t.qualname))
@@ -851,7 +974,7 @@ class Walker:
                     if why:
                         raise LookupError(why) from None
                     fn, kwargs = self._call_builder(t)
-                _, leaves = _invoke(fn, kwargs, seconds=3 * CALL_S)
+                _, leaves = _invoke(fn, kwargs, seconds=max(3 * CALL_S, SLOW_CALLABLES.get(qual, 0)))
                 self.baselines[qual] = ("ok", leaves, {k: v for k, v in kwargs.items()})
             except _Hang:
                 self.baselines[qual] = ("error", f"baseline ran over {CALL_S} s", None)
@@ -884,7 +1007,7 @@ class Walker:
             return ("no baseline", f"{type(exc).__name__}: {exc}")
         kwargs[arg] = bad
         try:
-            _, leaves = _invoke(fn, kwargs)
+            _, leaves = _invoke(fn, kwargs, seconds=SLOW_CALLABLES.get(qual, CALL_S))
         except _Hang:
             return ("hang", f"over {CALL_S} s")
         except MemoryError:
@@ -894,6 +1017,8 @@ class Walker:
             return ("clear" if _is_clear(exc, arg) else "obscure", detail)
         if arg not in FREE_ARGUMENTS and _wrong_type_accepted(base, bad):
             return ("garbage", f"accepted {bad!r} for {arg} (baseline {base!r})")
+        if arg not in FREE_ARGUMENTS and t.obj.__name__.startswith("plot_") and _non_finite(bad):
+            return ("garbage", f"drew {bad!r} for {arg} without a word")    # a figure hides NaN
         if qual not in FOLLOWS_INPUT:
             for path, (finite0, nonneg0) in leaves0.items():
                 if path in leaves:
@@ -911,8 +1036,9 @@ class Walker:
 _TARGETS = None
 
 
-def _worker(conn, limit):
+def _worker(conn, limit, scratch):
     os.environ["MPLBACKEND"] = "Agg"
+    os.chdir(scratch)             # a relative path that a bad value makes lands in the scratch folder
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_AS)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
@@ -953,7 +1079,7 @@ class Pool:
 
     def _start(self):
         parent, child = self.ctx.Pipe()
-        p = self.ctx.Process(target=_worker, args=(child, self.limit), daemon=True)
+        p = self.ctx.Process(target=_worker, args=(child, self.limit, _SANDBOX["root"]), daemon=True)
         p.start()
         return [p, parent, None, 0.0]      # process, pipe, current task, sent at
 
@@ -1040,6 +1166,7 @@ def walk(mode=MODE, workers=2):
     targets = discover()
     _TARGETS = targets
     tasks = plan(targets, mode)
+    _scratch()                    # made before the workers fork, so they all share it
     pool = Pool(workers)
     results = []
     try:
@@ -1070,6 +1197,9 @@ def walk(mode=MODE, workers=2):
                         done[task[:2]] = PER_ARGUMENT_FAST
     finally:
         pool.close()
+        if _SANDBOX["root"] is not None:
+            shutil.rmtree(_SANDBOX["root"], ignore_errors=True)
+            _SANDBOX["root"] = None
     return targets, results
 
 
@@ -1092,6 +1222,7 @@ def summarize(targets, results):
         lines.append(row(label, c))
     total = Counter({k: v for k, v in counts.items() if k != "no baseline"})
     lines.append(row("all", total))
+    lines.append("counts: " + ", ".join(f"{k} {total[k]}" for k in ("clear", "legit", "obscure", "garbage", "hang")))
     walked = {q for (q, _, _), o, _ in results if o[0] not in ("no baseline",)}
     lines.append(f"callables: {len([t for t in targets if not t.reason])} walked "
                  f"({len(walked)} with a baseline), {len([t for t in targets if t.reason])} skipped "

@@ -220,7 +220,7 @@ from course_lib.collectives import get_tpu_pod, torus_all_reduce, tpu_pods
 
 def test_pods_match_googles_pages_and_the_catalog():
     pods = {p.accelerator: p for p in tpu_pods()}
-    assert pods["TPU v4"].chips == 4096 and pods["TPU v4"].topology == "3D torus"
+    assert pods["TPU v4"].chips == 4096 and pods["TPU v4"].topology == "3D mesh"
     assert pods["TPU v4"].optical_circuit_switches
     assert pods["TPU v5p"].chips == 8960 and pods["TPU v5p"].max_slice == (16, 16, 24)
     for name in ("TPU v5e", "TPU v6e"):

@@ -552,3 +552,11 @@ def test_mlp_errors_first_layer_by_hand_and_growth_with_depth():
         F.mlp_forward([weights[0], weights[2]], x)
     with pytest.raises(ValueError, match="widths"):
         F.random_mlp(rng, [5])
+
+
+def test_cast_stats_of_all_overflow_and_decode_fields_of_nothing():
+    # Finite values that all overflow FP16: no stored value to measure, each value lost (1.0), not NaN.
+    stats = F.cast_stats(np.full(8, 1e30), "fp16")
+    assert stats.overflow_fraction == 1.0 and stats.median_rel_error == 1.0
+    with pytest.raises(ValueError, match="sign"):
+        F.decode_fields(np.array([]), 127, 0, "bf16")

@@ -196,3 +196,16 @@ def test_bandwidth_is_bus_width_times_data_rate(name):
     derived = acc.mem_bus_width_bits * acc.mem_data_rate_bits_per_s_per_pin / 8
     assert derived == pytest.approx(acc.mem_bandwidth, rel=0.01)
     assert "data rate" in acc.source
+
+
+def test_cdna3_fp32_rate_is_64_lanes_packed():
+    """MI300X and MI325X: 256 FP32 FLOP per clock per CU is 64 lanes (19,456 stream processors /
+    304 CUs, AMD's MI300X datasheet) x 2 (FMA) x 2 (packed FP32), not 128 dual-issued lanes."""
+    lanes_per_cu = 19_456 // 304
+    assert lanes_per_cu * 304 == 19_456 and lanes_per_cu == 64
+    for name in ("MI300X", "MI325X"):
+        acc = get_accelerator(name)
+        assert acc.sm_count == 304
+        assert acc.fp32_flops_per_clock_per_sm == lanes_per_cu * 2 * 2
+        # Second way: the datasheet's 163.4 TFLOP/s FP32 vector peak at 2100 MHz.
+        assert acc.sm_count * lanes_per_cu * 2 * 2 * acc.boost_clock_hz == pytest.approx(acc.peak("fp32"), rel=1e-3)

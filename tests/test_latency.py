@@ -268,8 +268,17 @@ def test_fit_rejects_bad_input():
 
 
 def test_measure_call_overhead_shape_and_rejects():
-    m = measure_call_overhead(max_log2_size=16, budget_s=0.05, progress=False)
-    assert m.sizes.shape == m.t_call_s.shape == (17,)
+    # A timing on a loaded machine can come out with the largest calls no slower than the
+    # smallest, which the fit reports clearly; measure again then (three tries), since this test
+    # is about the result's shape and the argument checks, not the machine.
+    for attempt in range(3):
+        try:
+            m = measure_call_overhead(max_log2_size=18, budget_s=0.05, progress=False)
+            break
+        except ValueError as exc:
+            if "cannot fit a rate" not in str(exc) or attempt == 2:
+                raise
+    assert m.sizes.shape == m.t_call_s.shape == (19,)
     assert np.all(m.t_call_s > 0) and m.rate_inf_elements_per_s > 0
     with pytest.raises(ValueError, match="max_log2_size"):
         measure_call_overhead(max_log2_size=40)
@@ -306,6 +315,9 @@ def test_cpu_entries_cited_and_consistent():
         assert cpu.channel_bandwidth == pytest.approx(cpu.mem_bandwidth, rel=1e-9)
         assert 1e12 < cpu.peak_fp32_flops < 2e13 and 1e11 < cpu.mem_bandwidth < 1e12
         assert cpu.peak_fp32_flops == pytest.approx(cpu.cores * cpu.fp32_flops_per_clock_per_core * cpu.base_clock_hz)
+        # The boost clock is the top of the range, above the base clock.
+        assert cpu.boost_clock_hz > cpu.base_clock_hz and cpu.boost_clock_kind
+        assert cpu.peak_fp32_flops_boost == pytest.approx(cpu.peak_fp32_flops * cpu.boost_clock_hz / cpu.base_clock_hz)
     assert get_cpu("epyc-9654").name == "EPYC 9654"
     with pytest.raises(ValueError, match="EPYC 9654"):
         get_cpu("EPYC 965")
@@ -320,9 +332,16 @@ def test_cpu_gpu_gap_ratios_two_ways():
             g = cpu_gpu_gap(cpu_name, gpu, lat_c, lat_g)
             acc, cpu = get_accelerator(gpu), get_cpu(cpu_name)
             assert g.fp32_ratio == pytest.approx(acc.peak("fp32") / cpu.peak_fp32_flops)
+            assert g.fp32_ratio_boost == pytest.approx(acc.peak("fp32") / cpu.peak_fp32_flops_boost)
+            assert g.fp32_ratio_boost < g.fp32_ratio
             assert g.bandwidth_ratio == pytest.approx(acc.mem_bandwidth / cpu.mem_bandwidth)
             assert g.gpu_threads == acc.sm_count * acc.max_warps_per_sm * acc.warp_size
             assert g.in_flight_per_thread_cpu == pytest.approx(cpu.mem_bandwidth * lat_c / cpu.hardware_threads)
+    # The headline of lesson 01: H100 SXM against the EPYC 9654, 9x at its base clock and 6x at
+    # its all-core boost (96 x 32 x 3.55e9 = 10.9 TFLOP/s).
+    epyc = cpu_gpu_gap("EPYC 9654", "H100 SXM")
+    assert epyc.cpu_fp32_flops_boost == pytest.approx(96 * 32 * 3.55e9)
+    assert round(epyc.fp32_ratio) == 9 and round(epyc.fp32_ratio_boost) == 6
     with pytest.raises(ValueError, match="thread limits"):
         cpu_gpu_gap("EPYC 9654", "TPU v5e")
 
@@ -374,3 +393,16 @@ def test_batched_calls_and_matmul_measurements_are_well_formed():
         measure_batched_calls(1, 10)
     with pytest.raises(ValueError, match="at most"):
         measure_batched_calls(100_000, 1000)
+
+
+def test_call_overhead_model_checks_its_sizes():
+    from course_lib.measure.latency import CallOverhead
+    m = CallOverhead(np.array([64.0, 256.0]), np.array([5e-6, 5.2e-6]), 5e-6, 1e9)
+    assert m.model_t_s(1000) == pytest.approx(5e-6 + 1e-6)
+    assert np.allclose(m.model_t_s(np.array([0.0, 1e9])), [5e-6, 1.000005])
+    for bad in (-5, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="n must"):
+            m.model_t_s(bad)
+    for bad in ("12", True, None):
+        with pytest.raises(TypeError, match="n must"):
+            m.model_t_s(bad)

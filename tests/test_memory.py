@@ -456,6 +456,10 @@ def test_tile_copy_work_and_multicast():
         # Second way: count the boxes by walking the tile in 256-element steps.
         assert w.tma_boxes == len(range(0, r, 256)) * len(range(0, c, 256)) == w.tma_instructions
         assert np.isclose(w.instructions_per_thread * t, w.copy_instructions)
+        # a warp instruction issues the copies of up to 32 threads at once
+        assert w.copy_warp_instructions >= math.ceil(w.copy_instructions / 32)
+        assert w.copy_warp_instructions * min(t, 32) >= w.copy_instructions
+    assert tile_copy_work(128, 64, 2, 128).copy_warp_instructions == 32     # 1024 copies / 32 lanes
     assert multicast_l2_reads(1000.0, 4) == (4000.0, 1000.0)
     with pytest.raises(ValueError, match="cluster_size"):
         multicast_l2_reads(1000.0, 17)

@@ -61,3 +61,27 @@ def test_help_is_printed(capsys):
         setup_lab.main(["--help"])
     assert info.value.code == 0
     assert "--classroom" in capsys.readouterr().out
+
+
+def test_flags_and_prefix_are_checked(tmp_path):
+    from course_lib import setup_lab
+    for bad in ("False", 2, [], None):
+        with pytest.raises(TypeError, match="classroom"):
+            setup_lab.write_page_config(classroom=bad, prefix=tmp_path)
+        with pytest.raises(TypeError, match="show_all_files"):
+            setup_lab.write_server_config(show_all_files=bad, prefix=tmp_path)
+    with pytest.raises(TypeError, match="prefix"):
+        setup_lab.write_overrides(prefix=None)
+
+
+def test_generate_and_normalize_check_their_flag_and_root(tmp_path):
+    from course_lib.exercises import generate
+    from course_lib.exercises.authoring import normalize
+    for fn in (generate, normalize):
+        for bad in ("False", 2, []):
+            with pytest.raises(TypeError, match="check"):
+                fn(root=tmp_path, check=bad)
+        with pytest.raises(TypeError, match="root"):
+            fn(root=5, check=True)
+    with pytest.raises(FileNotFoundError, match="root"):
+        generate(root=tmp_path, check=True)

@@ -24,16 +24,48 @@ def test_profiles_follow_the_mig_user_guide():
             assert p.max_instances * p.compute_slices <= COMPUTE_SLICES
             assert p.max_instances * p.memory_slices <= MEMORY_SLICES
         assert [p.max_instances for p in profiles] == [7, 4, 3, 2, 1, 1]
+        # The driver's SM counts: never more than the chip has, and more slices never fewer SMs.
+        sms = [p.sm_count for p in profiles]
+        assert all(0 < s <= acc.sm_count for s in sms)
+        assert sms == sorted(sms)
+        assert "unverified" in profiles[0].sm_source.lower()
+
+
+def test_sm_counts_are_the_listed_ones_not_n_over_7():
+    # nvidia-smi mig -lgip (the sm_source of each GPU in mig_profiles.toml)
+    assert [p.sm_count for p in mig_profiles("H100 SXM")] == [16, 26, 32, 60, 64, 132]
+    assert [p.sm_count for p in mig_profiles("A100 SXM 80GB")] == [14, 14, 28, 42, 56, 98]
+    h100 = get_accelerator("H100 SXM")
+    seven = 7 * mig_accelerator("1g.10gb").peak("bf16")
+    assert seven == pytest.approx(h100.peak("bf16") * 112 / 132)            # 839 TFLOP/s, not 990
+    assert seven / 1e12 == pytest.approx(839.5, abs=1)
+    # 1g.20gb against 1g.10gb on an H100: 26/16 = 1.6x the compute, 2x the bandwidth, so
+    # 2/1.625 = 1.23x the bandwidth per SM, not 2x.
+    small, tall = mig_accelerator("1g.10gb"), mig_accelerator("1g.20gb")
+    assert tall.peak("bf16") / small.peak("bf16") == pytest.approx(1.625)
+    per_sm = (tall.mem_bandwidth / tall.sm_count) / (small.mem_bandwidth / small.sm_count)
+    assert per_sm == pytest.approx(16 / 13)
+    # On an A100 the two 1g profiles have the same 14 SMs: there 1g.20gb is twice the bandwidth
+    # with the same compute.
+    a_small, a_tall = mig_accelerator("1g.10gb", "A100 SXM 80GB"), mig_accelerator("1g.20gb", "A100 SXM 80GB")
+    assert a_tall.peak("bf16") == pytest.approx(a_small.peak("bf16"))
+    assert a_tall.mem_bandwidth == pytest.approx(2 * a_small.mem_bandwidth)
+    # A100's 7g.80gb: 98 of 108 SMs, so 0.91 of the chip's peak.
+    full = mig_accelerator("7g.80gb", "A100 SXM 80GB")
+    assert full.peak("bf16") / get_accelerator("A100 SXM 80GB").peak("bf16") == pytest.approx(98 / 108)
 
 
 def test_a_slice_scales_peak_and_bandwidth_and_keeps_a_roofline():
     h100 = get_accelerator("H100 SXM")
     for p in mig_profiles("H100 SXM"):
         sl = mig_accelerator(p)
-        assert sl.peak("bf16") == pytest.approx(h100.peak("bf16") * p.compute_slices / 7)
+        assert sl.peak("bf16") == pytest.approx(h100.peak("bf16") * p.sm_count / h100.sm_count)
+        assert sl.sm_count == p.sm_count
         assert sl.mem_bandwidth == pytest.approx(h100.mem_bandwidth * p.memory_slices / 8)
+        # Second way: per SM, a slice computes as fast as the whole GPU does.
+        assert sl.peak("bf16") / sl.sm_count == pytest.approx(h100.peak("bf16") / h100.sm_count)
         assert sl.ridge_point("bf16") == pytest.approx(
-            h100.ridge_point("bf16") * (p.compute_slices / 7) / (p.memory_slices / 8))
+            h100.ridge_point("bf16") * (p.sm_count / h100.sm_count) / (p.memory_slices / 8))
         gemv = place_kernel(matmul_kernel("gemv", 1, 4096, 4096), sl, "bf16")
         assert gemv.bound == "memory"
     # Second way: a memory-bound decode step on a slice with half the bandwidth takes twice as long.

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib._validate import check_bool, check_callable, check_instance, check_path
 from course_lib.exercises.files import (BEGIN, COURSE_FOLDERS, END, LAB_HEADER, LAB_KERNELSPEC, LAB_METADATA_FILTER,
                                        _CELL_START, _CHECK_CALL, _MARKDOWN_CELL, _default_root, _lesson_files,
                                        _write_atomic)
@@ -77,6 +78,8 @@ def find_regions(text: str, name: str = "<solution>") -> list[Region]:
     an END without a BEGIN, a region outside a code cell, or a cell with a region but no
     ``check("NN.k", ...)`` call.
     """
+    check_instance("text", text, str)
+    check_instance("name", name, str)
     lines = text.split("\n")
     regions = []
     cells = _cells(lines)
@@ -136,6 +139,7 @@ def _stub_line(region: Region) -> str:
 
 def make_exercise_text(text: str, name: str = "<solution>") -> str:
     """The exercise version of a solution source: each region replaced by its one-line stub."""
+    check_instance("text", text, str)
     lines = text.split("\n")
     regions = find_regions(text, name)
     out = []
@@ -167,10 +171,12 @@ def generate(root=None, check: bool = False, out=print) -> list[str]:
 
     Returns the names of the files that were (or, with ``check``, would be) written or removed.
     """
-    root = Path(root) if root is not None else _default_root()
+    root = check_path("root", root) if root is not None else _default_root()
+    check = check_bool("check", check)
+    out = check_callable("out", out)
     solutions = root / "solutions"
     if not solutions.is_dir():
-        raise FileNotFoundError(f"no solutions/ folder under {root}")
+        raise FileNotFoundError(f"root: no solutions/ folder under {root}")
     expected = _expected_exercises(root)
     target = root / "exercises"
     existing = {p.name for p in _lesson_files(target)}
@@ -211,6 +217,9 @@ def lab_saved_text(text: str, kernelspec: dict | None = None) -> str:
     """
     import jupytext
 
+    check_instance("text", text, str)
+    if kernelspec is not None:
+        check_instance("kernelspec", kernelspec, dict)
     nb = jupytext.reads(text, fmt="py:percent")
     meta = nb.metadata.setdefault("jupytext", {})
     meta.setdefault("formats", "py:percent")
@@ -229,7 +238,9 @@ def normalize(root=None, check: bool = False, out=print) -> list[str]:
     Only header lines change: a body that a save would also rewrite is reported, never edited.
     With ``check``, nothing is written. Returns the files whose header was (or would be) changed.
     """
-    root = Path(root) if root is not None else _default_root()
+    root = check_path("root", root) if root is not None else _default_root()
+    check = check_bool("check", check)
+    out = check_callable("out", out)
     changed = []
     for path in _course_files(root):
         relative = path.relative_to(root).as_posix()

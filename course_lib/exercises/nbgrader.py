@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from course_lib._validate import check_callable, check_path, check_sequence
 from course_lib.exercises.authoring import find_regions
 from course_lib.exercises.files import _CHECK_CALL, COURSE_ID, END, _default_root, _lesson_files, _write_atomic
 
@@ -96,19 +97,25 @@ def build_nbgrader(dest, root=None, lessons=None, out=print) -> list[Path]:
     """
     import nbformat
 
-    root = Path(root) if root is not None else _default_root()
-    dest = Path(dest)
+    root = check_path("root", root) if root is not None else _default_root()
+    dest = check_path("dest", dest)
+    out = check_callable("out", out)
     if dest.exists() and not dest.is_dir():
-        raise NotADirectoryError(f"{str(dest)!r} is a file, not a folder")
+        raise NotADirectoryError(f"dest {str(dest)!r} is a file, not a folder")
+    if not (root / "solutions").is_dir():
+        raise FileNotFoundError(f"root: no solutions/ folder under {root}")
     files = _lesson_files(root / "solutions")
     if lessons is not None:
-        wanted = set(lessons)
+        wanted = check_sequence("lessons", lessons, scalar_ok=False)
+        if not all(isinstance(w, str) for w in wanted):
+            raise TypeError(f"lessons must list solution stems such as '04_roofline', got {lessons!r}")
+        wanted = set(wanted)
         unknown = wanted - {p.stem for p in files}
         if unknown:
             raise ValueError(f"no solutions for {sorted(unknown)}; have {[p.stem for p in files]}")
         files = [p for p in files if p.stem in wanted]
     if not files:
-        raise FileNotFoundError(f"no solution files under {root / 'solutions'}")
+        raise FileNotFoundError(f"root: no solution files under {root / 'solutions'}")
     written = []
     for path in files:
         nb = _nbgrader_notebook(path)

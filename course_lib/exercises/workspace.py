@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_lib._validate import check_callable, check_instance, check_path
 from course_lib.exercises.files import MANIFEST_NAME, _default_root, _lesson_files, _sha256, _write_atomic
 
 __all__ = ["WorkspaceEntry", "content_hash", "make_workspace"]
@@ -32,6 +33,7 @@ def content_hash(data: bytes) -> str:
     unedited; the cells are what a learner changes. A file jupytext cannot read as UTF-8 text is
     hashed as raw bytes.
     """
+    check_instance("data", data, (bytes, bytearray))
     try:
         import jupytext
 
@@ -64,14 +66,15 @@ def make_workspace(dest, root=None, out=print) -> list[WorkspaceEntry]:
     (you never edited it; saving it unedited in JupyterLab does not count); otherwise it is
     skipped, and the reason is reported. Manifests that recorded raw-byte hashes still work.
     """
-    root = Path(root) if root is not None else _default_root()
-    dest = Path(dest)
+    root = check_path("root", root) if root is not None else _default_root()
+    dest = check_path("dest", dest)
+    out = check_callable("out", out)
     if dest.exists() and not dest.is_dir():
         raise NotADirectoryError(f"workspace {str(dest)!r} is a file, not a folder: choose another "
                                  f"name (nothing was written, the file is untouched)")
     sources = _lesson_files(root / "exercises")
     if not sources:
-        raise FileNotFoundError(f"no exercise files under {root / 'exercises'}: run "
+        raise FileNotFoundError(f"root: no exercise files under {root / 'exercises'}: run "
                                 f"`python -m course_lib.exercises generate` first")
     dest.mkdir(parents=True, exist_ok=True)
     manifest_path = dest / MANIFEST_NAME

@@ -75,6 +75,8 @@ def split_fields(codes, fmt):
 
 def _check_field(name, value):
     arr = check_array(name, value, dtype=np.float64)
+    if arr.size == 0:
+        raise ValueError(f"{name} must hold at least one value (a bit field), got an empty array")
     if np.any(arr != np.round(arr)) or np.any(np.abs(arr) > 2 ** 62):
         raise ValueError(f"{name} must hold integers (a bit field of the format)")
     return arr.astype(np.int64)

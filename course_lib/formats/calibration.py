@@ -2,8 +2,10 @@
 
     s = amax / q_max,   x_hat = round_fmt(clip(x / s, -q_max, q_max)) * s
 
-with ``amax`` the largest |x|, a percentile of |x|, or the threshold of least squared error
-(Nagel et al., "A White Paper on Neural Network Quantization", arXiv:2106.08295, 2021, sec. 3.1).
+with ``amax`` the largest |x|, a percentile of |x| (percentile calibration: Wu et al., "Integer
+Quantization for Deep Learning Inference: Principles and Empirical Evaluation", arXiv:2004.09602,
+2020), or the threshold of least squared error (Nagel et al., "A White Paper on Neural Network
+Quantization", arXiv:2106.08295, 2021, sec. 3.1).
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ def calibrate_amax(samples, method="max", percentile=99.99, fmt="int8", candidat
         mse:         amax = the threshold, among ``candidates`` evenly spaced fractions of max |x|,
                      whose :func:`fake_quantize` to ``fmt`` has the least squared error on the samples
 
-    (Nagel et al., "A White Paper on Neural Network Quantization", arXiv:2106.08295, 2021,
-    sec. 3.1: min-max, MSE and percentile range setting.) The quantizer's scale is then
+    (Wu et al., arXiv:2004.09602, 2020, compare max, entropy and percentile calibration; Nagel et
+    al., arXiv:2106.08295, 2021, sec. 3.1, min-max and MSE range setting.) The maximum is a
+    statistic of the sample and grows with it (about ln n for Laplace data); a percentile
+    settles. The quantizer's scale is then
     ``amax / q_max`` and anything beyond ``amax`` is clipped: a lower threshold trades clipping
     error on the few largest values for finer steps on all the others.
     """

@@ -43,6 +43,9 @@ def cast_stats(values, fmt, scale=1.0) -> CastStats:
 
     ``scale`` is a loss scale: multiplying gradients by 2^k before the cast shifts them up k
     binades, out of the underflow region (and, if too large, into overflow).
+
+    ``median_rel_error`` is the median of |stored - x| / |x| over the values stored as finite,
+    nonzero numbers; when every value flushed or overflowed it is 1.0 (each value lost).
     """
     f = get_format(fmt)
     arr = check_array("values", values)
@@ -59,7 +62,7 @@ def cast_stats(values, fmt, scale=1.0) -> CastStats:
     rel = np.abs(stored[ok] - x[ok]) / np.abs(x[ok])
     return CastStats(format=f.name, scale=s, flushed_fraction=float(flushed.mean()),
                      subnormal_fraction=float(sub.mean()), overflow_fraction=float(over.mean()),
-                     median_rel_error=float(np.median(rel)) if rel.size else math.nan)
+                     median_rel_error=float(np.median(rel)) if rel.size else 1.0)
 
 
 def gradient_like(rng, n, median=2.0 ** -20, decades=1.5):

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validate import check_int
+from .._validate import check_array, check_int
 
 __all__ = [
     "KernelFault", "OutOfBoundsError", "KernelStepLimit", "KernelCrash",
@@ -229,8 +229,8 @@ class Trace:
 
     def thread_coords(self, tid: int) -> tuple[tuple, tuple]:
         """(blockIdx, threadIdx) of thread ``tid``, each as (x, y, z)."""
-        tpb = self.launch.threads_per_block
-        b, t = divmod(int(tid), tpb)
+        tid = check_int("tid", tid, min_value=0, max_value=self.n_threads - 1)
+        b, t = divmod(tid, self.launch.threads_per_block)
         return _unravel(b, self.launch.grid), _unravel(t, self.launch.block)
 
     def describe_thread(self, tid: int) -> str:
@@ -239,10 +239,15 @@ class Trace:
 
     def line_text(self, line: int) -> str:
         """The source of a kernel line, without its comment."""
-        return re.sub(r"\s+#.*$", "", self.source_lines.get(int(line), "")).strip()
+        line = check_int("line", line, min_value=0)
+        return re.sub(r"\s+#.*$", "", self.source_lines.get(line, "")).strip()
 
     def block_of(self, tids) -> np.ndarray:
-        return np.asarray(tids) // self.launch.threads_per_block
+        """The linear block of each thread id in ``tids`` (0 <= tid < n_threads)."""
+        arr = check_array("tids", tids)
+        if np.any(arr != np.round(arr)) or np.any(arr < 0) or np.any(arr >= self.n_threads):
+            raise ValueError(f"tids must be whole thread ids in [0, {self.n_threads - 1}]")
+        return arr.astype(np.int64) // self.launch.threads_per_block
 
 
 def _unravel(linear: int, shape: tuple) -> tuple:

@@ -47,7 +47,13 @@ class CallOverhead:
         return self.t0_s * self.rate_inf_elements_per_s
 
     def model_t_s(self, n):
-        return self.t0_s + np.asarray(n, dtype=float) / self.rate_inf_elements_per_s
+        """The fitted model's time for ``n`` elements per call (a number or an array of them):
+        t(n) = t0 + n / r_inf, in seconds."""
+        arr = check_array("n", n)
+        if np.any(arr < 0):
+            raise ValueError("n must be >= 0 elements per call")
+        out = self.t0_s + arr / self.rate_inf_elements_per_s
+        return out if arr.ndim else float(out)
 
 
 def fit_overhead_model(sizes, t_call_s) -> tuple[float, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _check_result, new_axes, plural
-from .._validate import check_number
+from .._validate import check_array, check_number
 from ..collectives import Link, RingTrace
 
 __all__ = ["plot_link_times", "plot_ring_traffic"]
@@ -39,12 +39,17 @@ def plot_ring_traffic(trace: RingTrace, predicted_bytes=None, ax=None, title: st
     trace = _check_result("trace", trace, "collectives.RingTrace", "simulate_ring_all_reduce()")
     if not isinstance(trace, RingTrace):
         raise TypeError(f"trace must be a RingTrace, got {type(trace).__name__}")
-    fig, ax = new_axes(ax)
     n = len(trace.link_bytes)
+    predicted = None
+    if predicted_bytes is not None:
+        predicted = check_array("predicted_bytes", predicted_bytes).ravel()
+        if predicted.size not in (1, n):
+            raise ValueError(f"predicted_bytes must hold one value or one per link ({n}), got {predicted.size}")
+    fig, ax = new_axes(ax)
     x = np.arange(n)
     ax.bar(x, trace.link_bytes, color="#1f77b4", label="simulated")
-    if predicted_bytes is not None:
-        ax.plot(x, np.asarray(predicted_bytes, dtype=float), "o", color="#d62728", label="formula")
+    if predicted is not None:
+        ax.plot(x, np.broadcast_to(predicted, (n,)), "o", color="#d62728", label="formula")
     ax.set_xticks(x, [f"{r}->{(r + 1) % n}" for r in x], fontsize=8)
     ax.set_xlabel("link")
     ax.set_ylabel("bytes sent")

@@ -82,12 +82,12 @@ def plot_kv_cache(contexts, cache_bytes: dict, capacity_bytes: float | None = No
     """KV cache bytes per sequence against context length, one line per label in ``cache_bytes``."""
     cache_bytes = _check_mapping("cache_bytes", cache_bytes, "label: bytes at each context")
     _capacity(capacity_bytes)
-    x = np.asarray(contexts, dtype=float)
+    x = check_array("contexts", contexts, ndim=1)
     if not cache_bytes:
         raise ValueError("cache_bytes must map at least one label to an array of bytes")
     fig, ax = new_axes(ax)
     for label, y in cache_bytes.items():
-        y = np.asarray(y, dtype=float)
+        y = check_array(f"cache_bytes[{label!r}]", y)
         if y.shape != x.shape:
             raise ValueError(f"cache_bytes[{label!r}] must have the shape of contexts {x.shape}")
         ax.plot(x, y / 1e9, lw=1.8, label=label)

@@ -166,8 +166,8 @@ def _a_valid_mig_batch() -> int:
 
 _OTHER = "5. Other accelerators"
 SLICE_AS_WHOLE = Misconception(
-    "mig-slice-as-whole-gpu", "The whole H100's figures used for a MIG slice: a 3g.40gb slice has 3/7 "
-    "of the compute and half the memory and bandwidth, so each decode step takes longer.", "08", _OTHER,
+    "mig-slice-as-whole-gpu", "The whole H100's figures used for a MIG slice: a 3g.40gb slice has 60 of "
+    "the 132 SMs and half the memory and bandwidth, so each decode step takes longer.", "08", _OTHER,
     "Build the slice with mig_accelerator('3g.40gb') and run decode_step on it, not on the H100.")
 FLOOR_ON_WHOLE = Misconception(
     "throughput-floor-on-whole-gpu", "The throughput floor worked out on the whole H100: on the slice "
