@@ -39,7 +39,7 @@ PER_GPU = Misconception(
     "per-gpu-not-per-sm", "The bytes in flight of the whole GPU where one SM's share was asked.",
     "01", _LITTLE, "Little's law gives the chip's total; every SM keeps its own share in flight.")
 BYTES_NOT_KB = Misconception(
-    "bytes-not-kb", "Bytes where kilobytes were asked, a factor of 1000.",
+    "bytes-not-kb", "Bytes where kilobytes were asked.",
     "01", _LITTLE, "The answer is in kB: divide bytes by 1000.")
 INDEX_NOT_COUNT = Misconception(
     "index-not-count", "The position in the sweep (counted from 0) where the number of warps "
@@ -114,9 +114,11 @@ def _kb_wrong(accelerator) -> dict:
 def _warps_for_90_wrong() -> dict:
     sweep = simulate_latency_hiding(np.arange(1, 65), 24, 700)
     reaches = sweep.utilisation >= 0.9 - 1e-12
-    return {INDEX_NOT_COUNT: int(np.argmax(reaches)),
-            FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
-            FORMULA_ROUNDED_DOWN: int(np.floor(0.9 * (24 + 700) / 24))}
+    # Most likely first (a value two mistakes share is named in this order, with the first one's
+    # hint): the formula's bound rounded down, then the sweep's index taken for the count.
+    return {FORMULA_ROUNDED_DOWN: int(np.floor(0.9 * (24 + 700) / 24)),
+            INDEX_NOT_COUNT: int(np.argmax(reaches)),
+            FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)])}
 
 
 def _warps_by_registers_with(registers_per_thread, accelerator, *, file_scale=1, round_alloc=True,

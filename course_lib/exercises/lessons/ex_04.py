@@ -16,7 +16,7 @@ from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
 from course_lib.exercises.misconceptions import shared
 from course_lib.hardware import get_accelerator, list_accelerators
-from course_lib.roofline import (attainable_flops, binding_ceiling, hierarchical_ceilings,
+from course_lib.roofline import (Kernel, attainable_flops, binding_ceiling, hierarchical_ceilings,
                                  matmul_intensity, matmul_kernel, place_kernel, read_profile, ridge_point)
 
 __all__ = ["EXERCISES"]
@@ -106,13 +106,22 @@ def _attention_scores_wrong() -> dict:
             RIDGE_TENS: "compute"}
 
 
+def _gemv_time_us(accelerator, hidden, nbytes) -> float:
+    """The GEMV's bound in us had it moved ``nbytes`` (a known mistake's count)."""
+    kernel = matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16")
+    return place_kernel(Kernel("gemv, bytes miscounted", kernel.flops, nbytes), accelerator, "bf16").t_min_s * 1e6
+
+
 def _decode_gemv_wrong(accelerator, hidden) -> dict:
     point = place_kernel(matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16"), accelerator, "bf16")
     return {shared("seconds-for-unit", "04", _BOUND): point.t_min_s,
             Misconception("milliseconds-for-microseconds", "Milliseconds where microseconds were "
-                          "asked, a factor of 1000.", "04", _BOUND,
+                          "asked.", "04", _BOUND,
                           "Seconds to microseconds is x 1e6, not x 1e3."): point.t_min_s * 1e3,
             COMPUTE_NOT_MAX: point.t_compute_s * 1e6,
+            # the small terms the task names, left out: 1 / hidden of the bytes, inside the tolerance
+            WEIGHTS_ONLY: _gemv_time_us(accelerator, hidden, 2 * hidden * hidden),
+            C_WRITE: _gemv_time_us(accelerator, hidden, 2 * (hidden + hidden * hidden)),
             SUM_NOT_MAX: (point.t_compute_s + point.t_memory_s) * 1e6,
             shared("fp32-bytes", "04", _INTENSITY): place_kernel(
                 matmul_kernel("gemv", 1, hidden, hidden, "fp32"), accelerator, "bf16").t_min_s * 1e6}
@@ -254,9 +263,13 @@ def _l2_needed_tbs(m, l2_intensity=None) -> float:
 
 
 @functools.lru_cache(maxsize=None)
-def _l2_for_free_tiles(l2_intensity=None, with_peak=True) -> float:
+def _l2_for_free_tiles(l2_intensity=None, with_peak=True, with_hbm=True) -> float:
     """Smallest L2 bandwidth (TB/s) at which 64 x 64 tiles cost nothing for every m in 1..4096:
-    the largest of the per-prefill needs (4096 closed-form counts, no roofline placement)."""
+    the largest of the per-prefill needs (4096 closed-form counts, no roofline placement).
+    ``with_peak`` / ``with_hbm`` False leave that roof out of the untiled bound (known mistakes)."""
+    if not with_hbm:
+        peak = get_accelerator("A100").peak("bf16")
+        return max(peak / _l2_intensity(m) / 1e12 for m in range(1, TOKENS_MAX + 1))
     if with_peak:
         return max(_l2_needed_tbs(m, l2_intensity) for m in range(1, TOKENS_MAX + 1))
     hbm = get_accelerator("A100").mem_bandwidth
@@ -281,11 +294,18 @@ PEAK_FORGOTTEN = Misconception(
     "The untiled bound is the lower of the HBM roof and the peak; which one is it at m = 4096?")
 
 
+HBM_ROOF_FORGOTTEN = Misconception(
+    "l2-need-without-hbm-roof", "The untiled bound taken as the compute peak at every prefill: at a "
+    "small prefill the matmul is memory-bound, held to the HBM roof, and L2 need only match that.",
+    "04", _HIER, "The untiled bound is the lower of the HBM roof and the peak; which one is it at m = 1?")
+
+
 def _l2_for_free_tiles_wrong() -> dict:
     right = _l2_for_free_tiles()
     wrong = {FULL_TILES_ONLY: _l2_needed_tbs(TOKENS_MAX),
              SQUARE_TILE_INTENSITY: _l2_for_free_tiles(TILE / 2),
-             PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False)}
+             PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False),
+             HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False)}
     return {k: v for k, v in wrong.items() if abs(v / right - 1) > 1e-3}
 
 

@@ -50,6 +50,14 @@ K_TOO_SMALL = Misconception(
 ONE_PERCENT = Misconception(
     "target-one-percent", "A 1 % target where the task asks for under 0.1 %.", "05", _BF16_TRAINS,
     "The target is a fraction of 0.001, a tenth of a percent.")
+PERCENT_AS_FRACTION = Misconception(
+    "percent-read-as-fraction", "The 0.1 % target compared with flushed_fraction as 0.1: "
+    "flushed_fraction is a fraction of the values, so 0.1 % of them is 0.001.", "05", _BF16_TRAINS,
+    "Write the target as a fraction before you compare: a percent is a hundredth.")
+PERCENT_CONVERTED_TWICE = Misconception(
+    "percent-converted-twice", "The 0.1 % target divided by 100 twice (0.001 %): 0.001 already is "
+    "0.1 % as a fraction, and flushed_fraction is a fraction.", "05", _BF16_TRAINS,
+    "Write the target once as a fraction, 0.1 / 100, and compare flushed_fraction with it.")
 SCALE_NOT_K = Misconception(
     "scale-not-exponent", "The scale 2^k where the exponent k was asked.", "05", _BF16_TRAINS,
     "Answer with k, the power of two, not the scale itself.")
@@ -124,8 +132,12 @@ def _loss_scale_wrong() -> dict:
     k_min = _smallest_loss_scale_exponent()
     flushed = [F.cast_stats(grads, "fp16", 2.0 ** k).flushed_fraction for k in range(k_min + 1)]
     first_under_1_percent = next(k for k, f in enumerate(flushed) if f < 10 * _FLUSH_TARGET)
+    first_under_10_percent = next(k for k, f in enumerate(flushed) if f < 100 * _FLUSH_TARGET)
     return {K_TOO_SMALL: k_min - 1,
             ONE_PERCENT: first_under_1_percent,
+            PERCENT_AS_FRACTION: first_under_10_percent,
+            PERCENT_CONVERTED_TWICE: next(k for k in range(64) if F.cast_stats(
+                grads, "fp16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET / 100),
             SCALE_NOT_K: 2 ** k_min}
 
 
@@ -238,9 +250,10 @@ MARGIN_TOO_LARGE = Misconception(
 def _margin_wrong() -> dict:
     right = _smallest_safe_margin()
     steady = int(np.ceil(np.log2(_DRIFT["growth"])))       # the steady growth alone, jump ignored
-    wrong = {DELAYED_SAFE: 0, MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1}
-    if steady != right:
-        wrong[STEADY_GROWTH_ONLY] = steady
+    # Most likely first (a margin two mistakes share is named in this order, with the first one's
+    # hint): a margin sized for the steady growth, before a sweep stopped one margin early.
+    wrong = {STEADY_GROWTH_ONLY: steady} if steady != right else {}
+    wrong.update({DELAYED_SAFE: 0, MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1})
     return wrong
 # --- 05.7 (design): a weight format within a memory budget and an error budget ----------------
 
@@ -417,6 +430,11 @@ RANDOM_WALK = Misconception(
     "growing as the square root of the length): a sum of positive products loses the low bits of "
     "each one the same way, so the error grows in proportion to the length.", "05", _ACCUMULATE,
     "How does the error change from 128 to 256 products in BF16, by the measurement the task gives?")
+IMPLICIT_BIT_COUNTED = Misconception(
+    "implicit-bit-counted", "The implicit leading 1 counted among the mantissa bits: a format with M "
+    "mantissa bits stores M of them and has M + 1 bits of precision; the task asks for M, as BF16's "
+    "7 and FP32's 23.", "05", _ANATOMY,
+    "Check your count against BF16: F.get_format('bf16').mantissa_bits is 7, its precision 8 bits.")
 CATALOG_ONLY = Misconception(
     "catalog-accumulator-only", "Only the catalog's widths tried (BF16 7 bits, FP16 and TF32 10, FP32 "
     "23): the accumulator of the task may have any whole number of mantissa bits.", "05", _ACCUMULATE,
@@ -435,7 +453,7 @@ def _fewest_bits_wrong() -> dict:
                   if _one_sum_error(F.get_format(f).mantissa_bits) <= SUM_TOLERANCE)
     right = _fewest_bits()
     return {k: v for k, v in {STAGNATION_ONLY: never_stalls, RANDOM_WALK: walk,
-                              CATALOG_ONLY: catalog}.items() if v != right}
+                              CATALOG_ONLY: catalog, IMPLICIT_BIT_COUNTED: right + 1}.items() if v != right}
 
 
 EXERCISES = [

@@ -286,8 +286,11 @@ def _attn_smem_bytes(bq, bk, score_tile=True, stages=2, score_bytes=4, element_b
     return q + kv + (bq * bk * score_bytes if score_tile else 0)
 
 
-def _attn_fits(bq, bk, registers=True, score_tile=True) -> bool:
-    return _attn_smem_bytes(bq, bk, score_tile) <= ATTN_SMEM and (not registers or bq * ATTN_D * 4 <= ATTN_REGS)
+def _attn_fits(bq, bk, registers=True, score_tile=True, accumulator_bytes=4) -> bool:
+    """Within both budgets; ``accumulator_bytes`` is the size of a score and of an output running
+    sum (FP32, 4; BF16, 2, is a known mistake)."""
+    return (_attn_smem_bytes(bq, bk, score_tile, score_bytes=accumulator_bytes) <= ATTN_SMEM
+            and (not registers or bq * ATTN_D * accumulator_bytes <= ATTN_REGS))
 
 
 def _attn_elements(bq, bk) -> float:
@@ -298,11 +301,20 @@ _ATTN_GRID = range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP)
 
 
 @functools.lru_cache(maxsize=None)
-def _attn_fewest(equal=False, registers=True, score_tile=True) -> float:
+def _attn_fewest(equal=False, registers=True, score_tile=True, accumulator_bytes=4, moved=None) -> float:
     """The fewest elements any (block_q, block_k) on the grid moves within the budgets. The count
-    depends on block_q alone, so for each block_q the smallest block_k is the one to try."""
+    depends on block_q alone, so for each block_q the smallest block_k is the one to try.
+    ``moved``: 'reads' counts the reads only, 'no-lse' O's writes without the log-sum-exp (known
+    mistakes)."""
     pairs = [(bq, bq) for bq in _ATTN_GRID] if equal else [(bq, ATTN_STEP) for bq in _ATTN_GRID]
-    return min(_attn_elements(bq, bk) for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile))
+    best = min((bq for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile, accumulator_bytes)),
+               key=lambda bq: _attn_elements(bq, ATTN_STEP))
+    traffic = flash_attention_traffic(ATTN_N, ATTN_D, (best, ATTN_STEP))
+    if moved == "reads":
+        return traffic.elements_read
+    if moved == "no-lse":
+        return traffic.elements_read + ATTN_N * ATTN_D
+    return traffic.elements_moved
 
 
 EQUAL_BLOCKS = Misconception(
@@ -324,9 +336,33 @@ BYTES_NOT_ELEMENTS = Misconception(
     "06", _ATTENTION, "Leave the count in elements; do not multiply by 2 bytes.")
 
 
+WRITES_LEFT_OUT = Misconception(
+    "attention-writes-left-out", "The reads alone: FlashAttention also writes its output O, N x d "
+    "elements, and one log-sum-exp per row, to HBM.", "06", _ATTENTION,
+    "Section 6's count is reads plus writes: which tensors leave the chip at the end of each query block?")
+LSE_LEFT_OUT = Misconception(
+    "log-sum-exp-write-left-out", "O's writes counted but not the log-sum-exp: each query row also "
+    "writes one statistic for the backward pass, N more elements.", "06", _ATTENTION,
+    "Count the writes per query row: d values of O and one more.")
+ACCUMULATORS_BF16_ATTN = Misconception(
+    "attention-accumulators-in-bf16", "The scores and the output running sums taken as BF16, 2 "
+    "bytes: the inputs are BF16, but S = Q K^T and O are accumulated in FP32, 4 bytes each.", "06",
+    "3. Down to the tensor core", "Count 4 bytes per score and per output accumulator, whatever the "
+    "inputs' format.")
+BF16_AND_REGISTERS = Misconception(
+    "bf16-accumulators-and-registers-ignored", "Two mistakes at once: the score tile taken as BF16 "
+    "(it is accumulated in FP32, 4 bytes a score), and the register budget left out (the block_q x d "
+    "FP32 output accumulator must fit 128 KiB).", "06", _ATTENTION,
+    "Count 4 bytes per score in shared memory, then check block_q x d x 4 bytes against 128 KiB.")
+
+
 def _attn_wrong() -> dict:
     right = _attn_fewest()
     return {EQUAL_BLOCKS: _attn_fewest(equal=True),
+            BF16_AND_REGISTERS: _attn_fewest(registers=False, accumulator_bytes=2),
+            ACCUMULATORS_BF16_ATTN: _attn_fewest(accumulator_bytes=2),
+            WRITES_LEFT_OUT: _attn_fewest(moved="reads"),
+            LSE_LEFT_OUT: _attn_fewest(moved="no-lse"),
             REGISTERS_IGNORED: _attn_fewest(registers=False),
             SCORE_TILE_FORGOTTEN: _attn_fewest(equal=True, score_tile=False),
             BYTES_NOT_ELEMENTS: 2 * right,

@@ -276,7 +276,7 @@ FREE_MEMORY_FOR_KV = Misconception(
     "task gives the cache a budget of its own.", "07", _KV,
     "Divide the task's cache budget, not the free memory, by one slot's cache at the longest request.")
 GIB_FOR_GB = Misconception(
-    "gib-for-gb", "GiB (2^30 bytes) where GB (10^9 bytes) was given, a factor of about 1.07.", "07", _KV,
+    "gib-for-gb", "GiB (2^30 bytes) where GB (10^9 bytes) was given.", "07", _KV,
     "A budget in GB is that many times 1e9 bytes.")
 
 
@@ -463,10 +463,37 @@ FRACTIONAL_BATCH = Misconception(
     "tokens per second (batch / step time) again.")
 
 
+BATCH_LINEAR_IN_BANDWIDTH = Misconception(
+    "batch-linear-in-bandwidth", "Each scheme's batch taken to grow in proportion to the bandwidth: "
+    "every step first reads all the weights, a fixed cost, and only the bandwidth left after them buys "
+    "sequences of cache, so the scheme with the smaller weights gains less from it.", "07", _DECODE,
+    "Write one 20 ms step's bytes as weights + batch x cache per sequence, and solve for the batch at "
+    "a new bandwidth.")
+
+
+@functools.lru_cache(maxsize=None)
+def _linear_batch_tbs() -> float:
+    """The crossover if each scheme's batch at the H200's own bandwidth grew in proportion to the
+    bandwidth (up to what fits): the fixed read of the weights left out."""
+    base_tbs = get_accelerator(SCHEME_ACCELERATOR).mem_bandwidth / 1e12
+    base = {p: _scheme_serving(p)[0] for p in ("fp8", "int4 weights")}
+    lo, hi = (round(x / SCHEME_GRID_TBS) for x in SCHEME_SEARCH_TBS)
+    for step in range(lo, hi + 1):
+        acc = _h200_with(_grid(step * SCHEME_GRID_TBS))
+        rate = {}
+        for p, b0 in base.items():
+            batch = min(max_batch(SCHEME_MODEL, acc, SCHEME_CONTEXT, p), math.floor(b0 * acc.mem_bandwidth / 1e12 / base_tbs))
+            rate[p] = decode_step(SCHEME_MODEL, acc, batch, SCHEME_CONTEXT, p).tokens_per_s
+        if rate["fp8"] >= rate["int4 weights"]:
+            return _grid(step * SCHEME_GRID_TBS)
+    return float("nan")
+
+
 def _scheme_wrong() -> dict:
     right = _fp8_overtakes_tbs()
     wrong = {SCHEME_LATENCY_IGNORED: _fp8_overtakes_tbs(latency=False),
-             FRACTIONAL_BATCH: _fractional_batch_tbs()}
+             FRACTIONAL_BATCH: _fractional_batch_tbs(),
+             BATCH_LINEAR_IN_BANDWIDTH: _linear_batch_tbs()}
     return {k: v for k, v in wrong.items() if abs(v - right) > SCHEME_GRID_TBS / 2}
 
 

@@ -50,6 +50,14 @@ ELEMENTS = Misconception(
 ALL_LINKS = Misconception(
     "all-links-summed", "All links together where one link was asked.", "08", _COLLECTIVES,
     "Look at the links one by one and take the busiest.")
+FLOAT64 = Misconception(
+    "float64-for-float32", "8-byte (float64) values where the task's are float32: NumPy's default "
+    "dtype is float64, but the buffer holds 4-byte floats.", "08", _COLLECTIVES,
+    "Take the element size from the task: a float32 is 4 bytes.")
+ZERO_STAGE_SHIFTED_DOWN = Misconception(
+    "zero-stage-shifted-down", "ZeRO's stages shifted down by one, as if stage 1 sharded nothing: "
+    "stage 1 already shards the optimizer state, stage 2 the gradients too, stage 3 the weights too.",
+    "08", _ZERO, "Stage 0 shards nothing; stage s divides the first s kinds of state by dp.")
 ZERO_STAGE_SHIFTED = Misconception(
     "zero-stage-shifted", "ZeRO's stages shifted by one: stage 1 shards the optimizer state, stage "
     "2 also the gradients, stage 3 also the weights.", "08", _ZERO,
@@ -107,6 +115,7 @@ def _busiest_link_wrong() -> dict:
             LEAST_LOADED: float(links.min()),
             ELEMENTS: float(links.max()) / 4,
             shared("bits-for-bytes", "08", "Misconceptions"): 8 * float(links.max()),
+            FLOAT64: float(ring_all_reduce_link_bytes(23, 6, 8).max()),
             ALL_LINKS: float(links.sum())}
 
 
@@ -121,7 +130,11 @@ def _zero_wrong() -> dict:
 
     def shifted(n_params, dp, stage):
         return zero_model_state_bytes(n_params, dp, min(stage + 1, 3)).total
-    return {shared("adam-14-bytes", "08", "Misconceptions"): fourteen, ZERO_STAGE_SHIFTED: shifted}
+
+    def shifted_down(n_params, dp, stage):
+        return zero_model_state_bytes(n_params, dp, max(stage - 1, 0)).total
+    return {shared("adam-14-bytes", "08", "Misconceptions"): fourteen, ZERO_STAGE_SHIFTED: shifted,
+            ZERO_STAGE_SHIFTED_DOWN: shifted_down}
 
 
 def _zero_cases(rng) -> list:
@@ -268,8 +281,16 @@ NO_TP_FULL_RECOMPUTE = Misconception(
     "of a plan with tp = 2.")
 
 
+ZERO_STAGE_FIXED = Misconception(
+    "zero-stage-kept-fixed", "The colleague's ZeRO stage kept while the other knobs change: the stage "
+    "is a knob too, and a higher one frees memory per GPU that lets a faster plan fit.", "08", _ZERO,
+    "Search zero_stage over 1, 2 and 3 with the other knobs, not only the colleague's stage.")
+
+
 def _layout_wrong() -> dict:
-    return {NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 1),
+    fixed = LAYOUT_COLLEAGUE["zero_stage"]
+    return {ZERO_STAGE_FIXED: _fastest_layout(lambda plan, est: _really_fits(est) and plan.zero_stage == fixed),
+            NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 1),
             MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
             ESTIMATE_TRUSTED: _fastest_layout(lambda plan, est: est.fits),
             ZERO3_SLOW: _fastest_layout(lambda plan, est: _really_fits(est) and plan.zero_stage < 3),
