@@ -25,6 +25,7 @@ from course_lib.exercises.feedback import ExerciseError, Misconception
 from course_lib.exercises.registry import check, get_exercise, list_exercises, variant
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, KernelExercise, ValueExercise
 from course_lib.exercises.variants import Variants
+from course_lib.exercises.decision import DecisionExercise, OptimumExercise
 from course_lib.exercises.misconceptions import SHARED
 
 REPO = Path(__file__).resolve().parent.parent
@@ -143,8 +144,10 @@ def test_every_misconception_points_to_a_real_section_of_its_lesson():
 
 
 def test_a_right_answer_is_never_reported_as_a_misconception():
-    """No listed wrong answer lies within the matching tolerance of the right one (so no answer
-    the check accepts could ever be named), and right answers pass on their own."""
+    """Right answers pass on their own; a listed wrong answer differs from the right one by more
+    than rounding noise (the check names it only when an answer is nearer to it than to the
+    answer, so the two must be told apart); and an answer inside the tolerance that is nearer to
+    the right one than to a listed wrong answer close by still passes."""
     for exercise_id in NON_KERNEL:
         ex = _exercise(exercise_id)
         if isinstance(ex, FunctionExercise):
@@ -157,8 +160,14 @@ def test_a_right_answer_is_never_reported_as_a_misconception():
                 if isinstance(ex, ChoiceExercise):
                     assert wrong.strip().lower() != right.strip().lower(), (exercise_id, m.key)
                 else:
-                    tol = max(max(ex.rel_tol, 1e-3) * abs(float(wrong)), ex.abs_tol)
-                    assert abs(float(wrong) - float(right)) > tol, (exercise_id, m.key)
+                    gap = abs(float(wrong) - float(right))
+                    assert gap > max(1e-9 * abs(float(right)), ex.abs_tol), (exercise_id, m.key)
+                    side = [float(w) - float(right) for w in _listed(ex, learner).values()
+                            if (float(w) - float(right)) * (float(wrong) - float(right)) > 0]
+                    nearer = float(right) + 0.25 * min(side, key=abs)     # the nearest on that side
+                    if feedback._close(nearer, float(right), ex.rel_tol, ex.abs_tol) \
+                            and not isinstance(ex, (DecisionExercise, OptimumExercise)):
+                        assert "correct" in ex.check(nearer, learner), (exercise_id, m.key, nearer)
 
 
 def test_a_plain_wrong_number_names_no_misconception_and_gives_hint_one():
