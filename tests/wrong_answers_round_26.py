@@ -112,7 +112,7 @@ def _(): return 7 + int(math.log2(16384 / 128))
 # ---- 06 ----
 @m("06.2", "max shared memory per SM used instead of per block")
 def _():
-    a = get_accelerator("H200"); t = int(a.shared_mem_per_sm // (2 * 2 * 2 * 64)); return t - t % 16
+    a = get_accelerator("H200"); t = int(a.shared_mem_bytes_per_sm // (2 * 2 * 2 * 64)); return t - t % 16
 @m("06.2", "only the A slice counted (B forgotten)")
 def _():
     a = get_accelerator("H200"); t = int(a.max_shared_mem_bytes_per_block // (2 * 2 * 64)); return t - t % 16

@@ -254,7 +254,7 @@ def _tolerance_text(rel_tol: float, abs_tol: float) -> str:
 QUANTITY_KINDS = ("time", "data", "fraction", "unit")
 
 _KIND_PATTERNS = (
-    ("time", re.compile(r"\b(seconds?|ms|us|microseconds?|milliseconds?|minutes?|hours?|days?)\b", re.I)),
+    ("time", re.compile(r"\b((?i:seconds?|microseconds?|milliseconds?|minutes?|hours?|days?|weeks?)|(?<!/)s|ms|us)\b")),
     ("data", re.compile(r"\b(bytes?|kB|KiB|MB|MiB|GB|GiB|TB|TB/s|GB/s)\b")),
     ("fraction", re.compile(r"\b(fraction|between 0 and 1)\b", re.I)),
     ("unit", re.compile(r"\b(FLOP|dollars?|parameters|tokens per second)\b", re.I)),
@@ -285,6 +285,8 @@ _NAMED_SLIPS = (
     (1 / 3600, "hours where seconds were asked", ("time",)),
     (86400.0, "seconds where days were asked", ("time",)),
     (1 / 86400, "days where seconds were asked", ("time",)),
+    (7.0, "days where weeks were asked", ("time",)),
+    (1 / 7, "weeks where days were asked", ("time",)),
     (60.0, "minutes where hours (or seconds where minutes) were asked", ("time",)),
     (1 / 60, "hours where minutes (or minutes where seconds) were asked", ("time",)),
     (8.0, "bits where bytes were asked", ("data",)),

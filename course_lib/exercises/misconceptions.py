@@ -62,11 +62,21 @@ SHARED = {
         "A KV cache that grows faster than linearly (exponentially, or quadratically) with "
         "context: each token adds one fixed-size slice.",
         "Write one token's cache first, then multiply by tokens and sequences: nothing is squared."),
+    "other-accelerator": (
+        "Another accelerator's figures (the lesson's worked example, often the H100 SXM) where the "
+        "exercise names its own: each chip has its own bandwidth, peak, SM count and links.",
+        "Take every figure from get_accelerator(...) of the accelerator the exercise names."),
     "bf16-more-precise": (
         "BF16 'more precise' than FP16: BF16 has the wider range, but only 7 mantissa bits "
         "against FP16's 10, so its steps are coarser.",
         "Precision comes from the mantissa bits; range from the exponent bits. Compare the mantissas."),
 }
+
+
+def other_accelerator(accelerator: str) -> str:
+    """The accelerator a learner likely used by mistake for ``accelerator``: the lessons' usual
+    example, the H100 SXM, or the H200 where the H100 SXM was asked."""
+    return "H200" if accelerator == "H100 SXM" else "H100 SXM"
 
 
 def shared(key: str, lesson: str, section: str) -> Misconception:

@@ -13,7 +13,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import other_accelerator, shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy,
                                 register_pressure, simulate_latency_hiding)
@@ -105,6 +105,8 @@ def _kb_wrong(accelerator) -> dict:
              BYTES_NOT_KB: law.bytes_in_flight_per_sm,
              PER_GPU: law.bytes_in_flight / 1e3,
              shared("bits-for-bytes", "01", _LITTLE): 8 * law.bytes_in_flight_per_sm / 1e3}
+    wrong[shared("other-accelerator", "01", _LITTLE)] = \
+        littles_law(other_accelerator(accelerator)).bytes_in_flight_per_sm / 1e3
     if acc.sm_count == 132:                       # the H100 and H200: the full die's 144 SMs
         wrong[shared("sms-144", "01", "1. Two designs: latency machines and throughput machines")] = \
             law.bytes_in_flight / 144 / 1e3
@@ -181,9 +183,16 @@ def _spill_cap() -> int:
     return _best_cap(_cap_rows())
 
 
+NO_SPILL_CHECK = Misconception(
+    "largest-cap-below-need", "The largest cap below the kernel's own register count, with no check "
+    "of where its spills go: a cap that spills past what L1 holds sends the reloads to DRAM.", "01", _OCC,
+    "For each cap, compare the spills' footprint per SM with the L1 the resident blocks leave.")
+
+
 def _spill_cap_wrong() -> dict:
     right = _spill_cap()
-    wrong = {MOST_WARPS_CAP: max((w, c) for c, w, _ in _cap_rows())[1],
+    wrong = {NO_SPILL_CHECK: max(c for c in SPILL_CAPS if c < _SPILL_KERNEL["registers"]),
+             MOST_WARPS_CAP: max((w, c) for c, w, _ in _cap_rows())[1],
              NO_CAP: SPILL_CAPS[0],
              L1_WITHOUT_SMEM: _best_cap(_cap_rows(count_smem=False))}
     return {k: v for k, v in wrong.items() if v != right}
@@ -270,10 +279,17 @@ def _register_budget() -> int:
     return _largest_registers(_warps_needed())
 
 
+WARPS_NOT_REGISTERS = Misconception(
+    "warps-not-registers", "The warps the SM needs where the registers per thread were asked: that "
+    "count is the first step; the answer is the register count that still lets them in.", "01", _OCC,
+    "Put the warps you found into section 4's occupancy model: which register counts let that many in?")
+
+
 def _register_budget_wrong() -> dict:
     need = _warps_needed()
     per_block = BUDGET_THREADS // 32
-    wrong = {ONE_SCHEDULER: _largest_registers(_warps_needed(schedulers=1)),
+    wrong = {WARPS_NOT_REGISTERS: need,
+             ONE_SCHEDULER: _largest_registers(_warps_needed(schedulers=1)),
              FULL_NOT_90: _largest_registers(_warps_needed(target=1.0)),
              BLOCKS_ROUNDED_DOWN: _largest_registers(need // per_block * per_block),
              PLAIN_REGISTER_DIVISION: get_accelerator("H100 SXM").registers_per_sm // (need * 32),
@@ -350,14 +366,20 @@ def _stream_feasible(k) -> str | None:
     return None
 
 
-def _smallest_loads(warps_for=None, lanes=32, scale=1.0, latency_s=None):
+LOAD_WIDTH = Misconception(
+    "load-width-not-4-bytes", "Loads of another width (8 bytes, a double) where the kernel reads "
+    "4-byte floats: each load in flight holds fewer bytes than you counted.", "01", _LITTLE,
+    "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
+
+
+def _smallest_loads(warps_for=None, lanes=32, scale=1.0, latency_s=None, load_bytes=STREAM_LOAD_BYTES):
     """Smallest k whose resident warps hold the bytes per SM (None past the register limit);
     ``warps_for(k)`` replaces the model of resident warps (a known mistake), ``scale`` the bytes."""
     need = _stream_need(latency_s) * scale
     limit = get_accelerator(STREAM_ACCELERATOR).max_registers_per_thread
     for k in range(1, limit - STREAM_BASE_REGISTERS + 1):
         warps = warps_for(k) if warps_for else _stream_warps(STREAM_BASE_REGISTERS + k)
-        if warps * lanes * STREAM_LOAD_BYTES * k >= need:
+        if warps * lanes * load_bytes * k >= need:
             return k
     return None
 
@@ -380,6 +402,7 @@ def _loads_in_flight_wrong() -> dict:
              ASSUMED_LATENCY: _smallest_loads(latency_s=ASSUMED_DRAM_LATENCY_S),
              LOADS_ROUNDED_DOWN: int(np.floor(_stream_need() / (at_right * 32 * STREAM_LOAD_BYTES))),
              LANES_FORGOTTEN: _smallest_loads(lanes=1),
+             LOAD_WIDTH: _smallest_loads(load_bytes=8),
              PER_GPU: _smallest_loads(scale=acc.sm_count)}
     return {k: v for k, v in wrong.items() if v is not None and v != right}
 

@@ -63,6 +63,10 @@ LOOP_TEST_INCLUSIVE = Misconception(
     "every lane runs one iteration too many, so both the issued instructions and the busy lanes "
     "change.", "02", _HOW_BAD,
     "Count the iterations of lane 0 in your kernel: the task gives lane t (t % 7) + 1 of them.")
+WHOLE_WARPS = Misconception(
+    "threads-rounded-to-whole-warps", "1024 threads, the whole warps that 1000 threads fill, where the "
+    "kernel runs 1000: the last warp is partly empty, and its idle lanes count against the efficiency.",
+    "02", _HOW_BAD, "Run exactly the task's 1000 threads; the simulator pads the last warp itself.")
 END_BYTE_INCLUSIVE = Misconception(
     "access-end-byte-past-the-end", "The last byte of an access taken as a + b, one past its end: "
     "an access of b bytes at a covers a to a + b - 1, so an access that ends on a sector boundary "
@@ -106,7 +110,8 @@ def _loop_efficiency_wrong() -> dict:
     iterations = np.arange(1000) % 7 + 1
     return {MEAN_OVER_MAX: float(np.mean(iterations) / iterations.max()),
             ONE_WARP: run_simt(loop_kernel(), 32).simt_efficiency,
-            LOOP_TEST_INCLUSIVE: run_simt(loop_kernel(inclusive=True), 1000).simt_efficiency}
+            LOOP_TEST_INCLUSIVE: run_simt(loop_kernel(inclusive=True), 1000).simt_efficiency,
+            WHOLE_WARPS: run_simt(loop_kernel(), 1024).simt_efficiency}
 
 
 def loop_kernel(inclusive=False):

@@ -14,7 +14,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import other_accelerator, shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (Kernel, attainable_flops, binding_ceiling, hierarchical_ceilings,
                                  matmul_intensity, matmul_kernel, place_kernel, read_profile, ridge_point)
@@ -123,6 +123,7 @@ def _decode_gemv_wrong(accelerator, hidden) -> dict:
             WEIGHTS_ONLY: _gemv_time_us(accelerator, hidden, 2 * hidden * hidden),
             C_WRITE: _gemv_time_us(accelerator, hidden, 2 * (hidden + hidden * hidden)),
             SUM_NOT_MAX: (point.t_compute_s + point.t_memory_s) * 1e6,
+            shared("other-accelerator", "04", _BOUND): _decode_gemv_time_us(other_accelerator(accelerator), hidden),
             shared("fp32-bytes", "04", _INTENSITY): place_kernel(
                 matmul_kernel("gemv", 1, hidden, hidden, "fp32"), accelerator, "bf16").t_min_s * 1e6}
 
@@ -131,11 +132,21 @@ def _first_m(intensity, ridge) -> int:
     return next(m for m in range(1, 100_000) if intensity(m, 8192, 8192, 2) >= ridge)
 
 
+FP32_RIDGE = Misconception(
+    "fp32-ridge-for-bf16", "The FP32 peak's ridge point where the matmul runs in BF16 on the tensor "
+    "cores: the BF16 peak is many times higher, and so is its ridge.", "04", _INTENSITY,
+    "Take the ridge of the precision the matmul runs in: peak('bf16') over the bandwidth.")
+
+
 def _smallest_batch_wrong() -> dict:
     h100 = get_accelerator("H100 SXM")
     ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
     right = _first_m(matmul_intensity, ridge)
-    return {C_WRITE: _first_m(_intensity_without_c, ridge),
+    # 4-byte elements halve the intensity, as a doubled ridge does: the two name one value, the
+    # element size first (the likelier slip in a task that states BF16).
+    return {shared("fp32-bytes", "04", _INTENSITY): _first_m(lambda m, k, n, b: matmul_intensity(m, k, n, 4), ridge),
+            FP32_RIDGE: _first_m(matmul_intensity, ridge_point(h100.peak("fp32"), h100.mem_bandwidth)),
+            C_WRITE: _first_m(_intensity_without_c, ridge),
             WEIGHTS_ONLY: _first_m(lambda m, k, n, b: 2 * m * k * n / (b * k * n), ridge),
             shared("sparse-peak", "04", _SPARSITY): _first_m(matmul_intensity, 2 * ridge),
             LAST_MEMORY_BOUND: right - 1}
@@ -403,7 +414,7 @@ EXERCISES = [
                "Compare matmul_intensity(4096, 128, 4096, 2) with the B200's ridge point "
                "get_accelerator('B200').ridge_point('bf16').")),
     ValueExercise(
-        "04.2", expected=_decode_gemv_time_us, rel_tol=1e-3,
+        "04.2", quantity=("time", "data"), expected=_decode_gemv_time_us, rel_tol=1e-3,
         wrong_answers=_decode_gemv_wrong, variants=_GEMV_VARIANTS,
         concepts=("roofline-bound",),
         form="a float: the time in microseconds (us), not seconds, of the 1 x {hidden} GEMV on "

@@ -13,7 +13,7 @@ import numpy as np
 from course_lib import formats as F
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import other_accelerator, shared
 from course_lib.hardware import bytes_per_element, get_accelerator
 
 __all__ = ["EXERCISES"]
@@ -40,6 +40,13 @@ BF16_TIME = Misconception(
 FP8_NOT_INT4 = Misconception(
     "fp8-not-int4", "8-bit weights where 4-bit ones were asked: an INT4 weight is half a byte.",
     "05", _HARDWARE, "bytes_per_element('int4') is 0.5.")
+INT4_FOUR_BYTES = Misconception(
+    "int4-four-bytes", "An INT4 weight taken as 4 bytes: the 4 is bits, so a weight is half a byte, and "
+    "the INT4 read is the shorter one.", "05", _HARDWARE, "bytes_per_element('int4') is 0.5.")
+BF16_CAST_NOT_FP16 = Misconception(
+    "bf16-cast-not-fp16", "The gradients cast to BF16 where the task stores them in FP16: BF16's "
+    "exponent range is FP32's, so it flushes almost nothing at any scale.", "05", _BF16_TRAINS,
+    "Cast to 'fp16', the format whose narrow range the loss scale is for.")
 RATIO_NOT_TIME = Misconception(
     "ratio-not-time", "The speed-up ratio where a time in ms was asked.", "05", _HARDWARE,
     "The answer is a difference of times, in ms, not a quotient.")
@@ -113,6 +120,10 @@ def _int4_saving_wrong() -> dict:
             BF16_TIME: _read_ms("bf16"),
             FP8_NOT_INT4: _read_ms("bf16") - _read_ms("fp8"),
             RATIO_NOT_TIME: _read_ms("bf16") / _read_ms("int4"),
+            INT4_FOUR_BYTES: (_N_WEIGHTS * bytes_per_element("bf16") - _N_WEIGHTS * 4)
+            / get_accelerator("H200").mem_bandwidth * 1e3,
+            shared("other-accelerator", "05", _HARDWARE): _read_ms("bf16", other_accelerator("H200"))
+            - _read_ms("int4", other_accelerator("H200")),
             shared("bits-for-bytes", "05", _HARDWARE): 8 * saving,
             shared("seconds-for-unit", "05", _HARDWARE): saving / 1e3}
 
@@ -138,7 +149,9 @@ def _loss_scale_wrong() -> dict:
             PERCENT_AS_FRACTION: first_under_10_percent,
             PERCENT_CONVERTED_TWICE: next(k for k in range(64) if F.cast_stats(
                 grads, "fp16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET / 100),
-            SCALE_NOT_K: 2 ** k_min}
+            SCALE_NOT_K: 2 ** k_min,
+            BF16_CAST_NOT_FP16: next(k for k in range(64) if F.cast_stats(
+                grads, "bf16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET)}
 
 
 def _per_block_int8(x, block_size):
@@ -466,7 +479,7 @@ EXERCISES = [
                "with M the mantissa bits.",
                "Compare F.encode(1/3, 'fp16').rel_error with F.encode(1/3, 'bf16').rel_error.")),
     ValueExercise(
-        "05.2", expected=_int4_saving_ms, rel_tol=1e-3, wrong_answers=_int4_saving_wrong,
+        "05.2", quantity=("time", "data"), expected=_int4_saving_ms, rel_tol=1e-3, wrong_answers=_int4_saving_wrong,
         concepts=("bytes-per-element",),
         form="a float: milliseconds (ms) saved per full read of the weights",
         hints=("Reading N values of b bytes at bandwidth beta takes N b / beta seconds.",

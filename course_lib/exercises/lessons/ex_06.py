@@ -88,10 +88,21 @@ def _doubling_wrong() -> dict:
             AREA_QUARTERS: _closest_choice((64 / 128) ** 2)}
 
 
+ONE_OPERAND_STAGED = Misconception(
+    "one-operand-staged", "Only A's slice counted in shared memory: each stage holds a T x tile_k "
+    "slice of A and a tile_k x T slice of B.", "06", _TILED,
+    "Write the bytes of one stage as b (T tile_k + tile_k T), then multiply by the stages.")
+NAIVE_WITHOUT_ND = Misconception(
+    "naive-count-without-nd", "Naive attention counted as 4 N^2 elements only: it also reads Q, K and V "
+    "and writes O, 4 N d more.", "06", _ATTENTION, "Use the whole count, 4 N^2 + 4 N d.")
+
+
 def _h200_tile_wrong() -> dict:
     acc = get_accelerator("H200")
     single = tile_limit("H200", "bf16", tile_k=64, stages=1)
+    # Leaving out B's slice gives what one stage gives: both are named, one stage first.
     return {ONE_STAGE: single.smem_limit,
+            ONE_OPERAND_STAGED: acc.max_shared_mem_bytes_per_block // (2 * 2 * 64) // 16 * 16,
             NOT_16: acc.max_shared_mem_bytes_per_block // (2 * 2 * 2 * 64),
             shared("fp32-bytes", "06", _TILED): tile_limit("H200", "fp32", tile_k=64, stages=2).smem_limit,
             REGISTER_LIMIT: single.register_limit}
@@ -104,7 +115,8 @@ def _causal_saving_wrong() -> dict:
     return {NO_CAUSAL: naive / full,
             FLASH_LINEAR: naive / (4 * 3000 * 48),
             INVERSE: causal / naive,
-            NAIVE_HALVED: naive / 2 / causal}
+            NAIVE_HALVED: naive / 2 / causal,
+            NAIVE_WITHOUT_ND: 4 * 3000 ** 2 / causal}
 
 
 def _h200_tile() -> int:
@@ -197,12 +209,20 @@ ROW_STATS_LEFT_OUT = Misconception(
     "06", _FUSION, "List every tensor that crosses HBM between two kernels, the row vectors included.")
 
 
+S_REREAD_FORGOTTEN = Misconception(
+    "second-read-of-s-forgotten", "The intermediates' traffic alone: unfused, S is read twice, by rowmax "
+    "and by sub_exp, and fused once, so one read of S is saved too.", "06", _FUSION,
+    "List each kernel's reads: which tensor do two kernels both read from HBM?")
+
+
 def _softmax_saving_wrong() -> dict:
     # Leaving out the row statistics m and l lies within 0.1 % of the answer: it is named because
     # the check looks for listed wrong answers before it applies the tolerance.
     e, b = 1000 * 3001, 2
     right = _softmax_saving()
+    # Forgetting that S is read twice unfused gives the value of P counted once: both are named.
     return {ROW_STATS_LEFT_OUT: _softmax_saving(row_stats=False),
+            S_REREAD_FORGOTTEN: right - b * 2 * e,
             ELEMENTS_NOT_BYTES: right / b,
             TOTAL_NOT_SAVING: right + b * 2 * e,
             shared("fp32-bytes", "06", _FUSION): 2 * right,
@@ -440,7 +460,7 @@ EXERCISES = [
                "Sanity check: at your budget, and not at one KiB less, the fewest-bytes tile within both "
                "budgets covers all 200 rows.")),
     ValueExercise(
-        "06.7", expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_attn_wrong,
+        "06.7", quantity=(), expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_attn_wrong,
         concepts=("flash-attention", "tile-sizing"),
         form="a number: the fewest elements moved between HBM and the chip by any block_q and block_k "
              "(multiples of 16 from 16 to 1024) within 192 KiB of shared memory and 128 KiB of "

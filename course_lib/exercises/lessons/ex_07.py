@@ -205,6 +205,16 @@ def _chinchilla_params() -> float:
     return compute_optimal(TASK_BUDGET_FLOPS, 20).params
 
 
+BUDGET_TEN_TIMES_LESS = Misconception(
+    "budget-exponent-one-less", "The budget read with one power of ten fewer (2.4e23 for 2.4e24): the "
+    "formula is right, the budget is not; the parameters follow its square root.", "07", _TRAINING,
+    "Write the task's budget again, counting its power of ten.")
+BUDGET_TEN_TIMES_MORE = Misconception(
+    "budget-exponent-one-more", "The budget read with one power of ten more (2.4e25 for 2.4e24): the "
+    "formula is right, the budget is not; the parameters follow its square root.", "07", _TRAINING,
+    "Write the task's budget again, counting its power of ten.")
+
+
 def _chinchilla_wrong() -> dict:
     c = TASK_BUDGET_FLOPS
     right = compute_optimal(c, 20)
@@ -212,7 +222,9 @@ def _chinchilla_wrong() -> dict:
             FORWARD_ONLY: math.sqrt(c / (2 * 20)),
             SIX_FORGOTTEN: math.sqrt(c / 20),
             NO_SQUARE_ROOT: c / (6 * 20),
-            RATIO_INVERTED: math.sqrt(c * 20 / 6)}
+            RATIO_INVERTED: math.sqrt(c * 20 / 6),
+            BUDGET_TEN_TIMES_LESS: compute_optimal(c / 10, 20).params,
+            BUDGET_TEN_TIMES_MORE: compute_optimal(c * 10, 20).params}
 
 
 #: 07.7: the service the task describes (its trace is rebuilt here from the same seed).
@@ -556,7 +568,7 @@ EXERCISES = [
                "(arrival steps = floor(arrival_s / step_s), with step_s from decode_step at that batch).",
                "Keep every count whose p99 (steps x step_s) is at most 16 s; any of them is a valid answer.")),
     ValueExercise(
-        "07.8", expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_deployment_wrong,
+        "07.8", quantity="unit", expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_deployment_wrong,
         concepts=("serving-cost", "decode-bound", "kv-cache"),
         form="a float: dollars per million generated tokens of the cheapest deployment (2, 4 or 8 GPUs, "
              "any whole batch) whose weights and cache fit and whose decode step takes at most 20 ms",
@@ -568,7 +580,7 @@ EXERCISES = [
                "Sanity check: one sequence more than your batch must break a constraint; note which one. "
                "If it is always the memory, you have not applied the 20 ms target.")),
     ValueExercise(
-        "07.9", expected=_fp8_overtakes_tbs, rel_tol=0.0, abs_tol=SCHEME_GRID_TBS / 2,
+        "07.9", quantity="data", expected=_fp8_overtakes_tbs, rel_tol=0.0, abs_tol=SCHEME_GRID_TBS / 2,
         wrong_answers=_scheme_wrong, concepts=("decode-bound", "kv-cache"),
         form="a float: the HBM bandwidth in TB/s, a multiple of 0.01, the smallest at which 'fp8' serves "
              "at least as many tokens per second as 'int4 weights' (batch fits, step at most 20 ms)",
