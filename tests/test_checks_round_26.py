@@ -11,10 +11,17 @@ import pytest
 from course_lib.exercises.feedback import ExerciseError
 from course_lib.exercises.registry import get_exercise
 
-_spec = importlib.util.spec_from_file_location("wrong_answers_round_26",
-                                               Path(__file__).with_name("wrong_answers_round_26.py"))
-ROUND = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ROUND)
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b")}
+CASES = [(name, i) for name, r in ROUNDS.items() for i in range(len(r.R)) if i not in r.RIGHT_BY_LUCK]
 
 
 @pytest.fixture(autouse=True)
@@ -24,15 +31,16 @@ def _no_identity(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
 
 
-@pytest.mark.parametrize("index", [i for i in range(len(ROUND.R)) if i not in ROUND.RIGHT_BY_LUCK])
-def test_each_wrong_answer_of_the_round_is_rejected_and_named(index):
-    exercise_id, mistake, compute = ROUND.R[index]
+@pytest.mark.parametrize("round_name, index", CASES)
+def test_each_wrong_answer_of_the_rounds_is_rejected_and_named(round_name, index):
+    found = ROUNDS[round_name]
+    exercise_id, mistake, compute = found.R[index]
     with pytest.raises(ExerciseError) as info:
         get_exercise(exercise_id).check(compute(), None)
-    if index in ROUND.NAMED:
-        assert ROUND.NAMED[index] in str(info.value), (exercise_id, mistake)
+    if index in found.NAMED:
+        assert found.NAMED[index] in str(info.value), (exercise_id, mistake)
 
 
-def test_the_round_names_at_least_nine_in_ten():
-    wrong = [i for i in range(len(ROUND.R)) if i not in ROUND.RIGHT_BY_LUCK]
-    assert len(wrong) >= 40 and len([i for i in wrong if i in ROUND.NAMED]) >= 0.9 * len(wrong)
+def test_the_rounds_name_at_least_nine_in_ten():
+    named = [(name, i) for name, i in CASES if i in ROUNDS[name].NAMED]
+    assert len(CASES) >= 40 and len(named) >= 0.9 * len(CASES)

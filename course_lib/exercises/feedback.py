@@ -349,7 +349,7 @@ def _failure(ex, what: str, params=None, found=()) -> str:
     if params:
         lines.append(f"  your numbers: {ex.variants.statement.format(**params)}")
     lines.append(f"  expected: {_form_of(ex, params)}")
-    for index, misconception in enumerate(found[:2]):      # one answer two mistakes give: both
+    for index, misconception in enumerate(found[:3]):      # one answer several mistakes give: each
         label = "misconception" if index == 0 else "or perhaps"
         lines.append(f"  {label}: {misconception.text} [misconception: {misconception.key}]")
         lines.append(f"  read again: {misconception.where}")

@@ -49,6 +49,10 @@ FULL_NOT_90 = Misconception(
     "more-warps-always-better", "The warps for full utilisation where 90 % was asked: past the knee "
     "more warps add little, and higher occupancy is not always faster.", "01", "Misconceptions",
     "Stop at the first entry that reaches the target, 0.9, not 1.")
+FOUR_SCHEDULERS = Misconception(
+    "four-schedulers-not-one", "The H100's four schedulers simulated where the task has one: each "
+    "scheduler needs its own warps, and the task's SM issues from one.", "01", _SIM,
+    "Run the simulator as the task states it, with its default of one scheduler.")
 FORMULA_ROUNDED_DOWN = Misconception(
     "bound-rounded-down", "N C / (C + L) >= 0.9 solved, then rounded down: the smallest whole "
     "number that reaches a target is rounded up.", "01", _SIM,
@@ -120,7 +124,9 @@ def _warps_for_90_wrong() -> dict:
     # hint): the formula's bound rounded down, then the sweep's index taken for the count.
     return {FORMULA_ROUNDED_DOWN: int(np.floor(0.9 * (24 + 700) / 24)),
             INDEX_NOT_COUNT: int(np.argmax(reaches)),
-            FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)])}
+            FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
+            FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
+                                           .utilisation >= 0.9 - 1e-12)) + 1}
 
 
 def _warps_by_registers_with(registers_per_thread, accelerator, *, file_scale=1, round_alloc=True,

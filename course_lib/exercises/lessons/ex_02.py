@@ -39,6 +39,10 @@ W_RHO = Misconception(
     "w-rho-not-probability", "W rho taken for the chance that some lane branches: it counts lanes, "
     "not groups, and exceeds 1.", "02", _HOW_BAD,
     "The chance that no lane branches is (1 - rho)^W; work from that.")
+NONE_COUNTED_TWICE = Misconception(
+    "no-lane-case-counted-twice", "The 'no lane branches' case subtracted twice where the two uniform "
+    "cases are 'none' and 'all': the second is rho^W, not (1 - rho)^W.", "02", _HOW_BAD,
+    "Write the two uniform cases separately: all lanes branch, no lane branches.")
 SIMULATED = Misconception(
     "simulated-not-expected", "A simulated estimate where the expected share was asked: a random "
     "sample is off by its sampling noise.", "02", _HOW_BAD,
@@ -103,6 +107,7 @@ def _wave_divergence_wrong() -> dict:
     return {WARP_32: 1 - rho ** nvidia - (1 - rho) ** nvidia,
             UNIFORM_SHARE: rho ** width + (1 - rho) ** width,
             W_RHO: min(1.0, width * rho),
+            NONE_COUNTED_TWICE: 1 - 2 * (1 - rho) ** width,
             SIMULATED: simulated}
 
 

@@ -96,6 +96,9 @@ def _h200_tile_wrong() -> dict:
             ASYNC_FREE: "hidden"}
 
 
+ONE_BYTE_PARAMS = Misconception(
+    "bf16-one-byte", "One byte per BF16 parameter: BF16 is 16 bits, 2 bytes.", "03", _LADDER,
+    "bytes_per_element('bf16') is 2.")
 NVLINK_NOT_HOST = Misconception(
     "nvlink-not-host-link", "NVLink's bandwidth where the copy comes from the host: NVLink joins GPUs; "
     "host memory reaches the GPU over its PCIe (host) link, far slower.", "03", _LADDER,
@@ -110,7 +113,9 @@ def _weights_from_host_wrong(billions, accelerator) -> dict:
              shared("seconds-for-unit", "03", _LADDER): transfer_time_s(nbytes, one_way),
              shared("fp32-bytes", "03", _LADDER): transfer_time_s(2 * nbytes, one_way) * 1e3,
              shared("bits-for-bytes", "03", _LADDER): transfer_time_s(8 * nbytes, one_way) * 1e3,
-             HBM_NOT_HOST: transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3}
+             HBM_NOT_HOST: transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3,
+             # one byte a parameter gives what both link directions give: both are named
+             ONE_BYTE_PARAMS: transfer_time_s(nbytes / 2, one_way) * 1e3}
     nvlink = get_link(accelerator, "nvlink").bandwidth_bytes_per_s
     if nvlink != one_way:                         # a card without NVLink: its 'nvlink' tier is the host link
         wrong[NVLINK_NOT_HOST] = transfer_time_s(nbytes, nvlink) * 1e3

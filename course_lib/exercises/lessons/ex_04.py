@@ -146,6 +146,8 @@ def _smallest_batch_wrong() -> dict:
     # element size first (the likelier slip in a task that states BF16).
     return {shared("fp32-bytes", "04", _INTENSITY): _first_m(lambda m, k, n, b: matmul_intensity(m, k, n, 4), ridge),
             FP32_RIDGE: _first_m(matmul_intensity, ridge_point(h100.peak("fp32"), h100.mem_bandwidth)),
+            shared("other-accelerator", "04", _INTENSITY): _first_m(
+                matmul_intensity, get_accelerator(other_accelerator("H100 SXM")).ridge_point("bf16")),
             C_WRITE: _first_m(_intensity_without_c, ridge),
             WEIGHTS_ONLY: _first_m(lambda m, k, n, b: 2 * m * k * n / (b * k * n), ridge),
             shared("sparse-peak", "04", _SPARSITY): _first_m(matmul_intensity, 2 * ridge),

@@ -92,6 +92,14 @@ ONE_OPERAND_STAGED = Misconception(
     "one-operand-staged", "Only A's slice counted in shared memory: each stage holds a T x tile_k "
     "slice of A and a tile_k x T slice of B.", "06", _TILED,
     "Write the bytes of one stage as b (T tile_k + tile_k T), then multiply by the stages.")
+TILE_K_MISREAD = Misconception(
+    "tile-k-not-the-tasks", "Slices 32 deep (the lesson's example) where the task's are 64: deeper "
+    "slices take more shared memory for the same tile side.", "06", _TILED,
+    "Use the task's tile_k, 64, in stages x b x 2 T tile_k.")
+OTHER_BLOCK_SIZE = Misconception(
+    "block-size-not-the-tasks", "Another block size than the task's 200: FlashAttention's traffic "
+    "depends on it, since K and V are read once per block of queries.", "06", _ATTENTION,
+    "Pass block_size=200, as the task states, for the answer; try others afterwards.")
 NAIVE_WITHOUT_ND = Misconception(
     "naive-count-without-nd", "Naive attention counted as 4 N^2 elements only: it also reads Q, K and V "
     "and writes O, 4 N d more.", "06", _ATTENTION, "Use the whole count, 4 N^2 + 4 N d.")
@@ -105,7 +113,8 @@ def _h200_tile_wrong() -> dict:
             ONE_OPERAND_STAGED: acc.max_shared_mem_bytes_per_block // (2 * 2 * 64) // 16 * 16,
             NOT_16: acc.max_shared_mem_bytes_per_block // (2 * 2 * 2 * 64),
             shared("fp32-bytes", "06", _TILED): tile_limit("H200", "fp32", tile_k=64, stages=2).smem_limit,
-            REGISTER_LIMIT: single.register_limit}
+            REGISTER_LIMIT: single.register_limit,
+            TILE_K_MISREAD: tile_limit("H200", "bf16", tile_k=32, stages=2).smem_limit}
 
 
 def _causal_saving_wrong() -> dict:
@@ -116,7 +125,8 @@ def _causal_saving_wrong() -> dict:
             FLASH_LINEAR: naive / (4 * 3000 * 48),
             INVERSE: causal / naive,
             NAIVE_HALVED: naive / 2 / causal,
-            NAIVE_WITHOUT_ND: 4 * 3000 ** 2 / causal}
+            NAIVE_WITHOUT_ND: 4 * 3000 ** 2 / causal,
+            OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved}
 
 
 def _h200_tile() -> int:

@@ -527,7 +527,7 @@ EXERCISES = [
                "N is get_model('{model}').params; the peak is the {accelerator}'s dense BF16 rate.",
                "Divide seconds by 86400 to get days.")),
     ValueExercise(
-        "07.3", expected=_usd_per_million_mistral, rel_tol=1e-3,
+        "07.3", quantity=("unit", "time"), expected=_usd_per_million_mistral, rel_tol=1e-3,
         wrong_answers=_usd_per_million_wrong, concepts=("serving-cost",),
         form="a float: US dollars per million generated tokens",
         hints=("First find tokens per second: batch / (time of one decode step).",
@@ -568,7 +568,7 @@ EXERCISES = [
                "(arrival steps = floor(arrival_s / step_s), with step_s from decode_step at that batch).",
                "Keep every count whose p99 (steps x step_s) is at most 16 s; any of them is a valid answer.")),
     ValueExercise(
-        "07.8", quantity="unit", expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_deployment_wrong,
+        "07.8", quantity=("unit", "time"), expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_deployment_wrong,
         concepts=("serving-cost", "decode-bound", "kv-cache"),
         form="a float: dollars per million generated tokens of the cheapest deployment (2, 4 or 8 GPUs, "
              "any whole batch) whose weights and cache fit and whose decode step takes at most 20 ms",
