@@ -612,3 +612,21 @@ def test_a_value_two_mistakes_produce_names_both():
     assert "BF16" in m.text and "register budget" in m.text
     with pytest.raises(ExerciseError, match="Two mistakes at once"):
         ex.check(wrong, None)
+
+
+#: The kinds of quantity each value exercise's answer is, for the unit-slip notes: read from the
+#: form, or given where the form names other units too (a budget in KiB, a target in ms).
+QUANTITY = {
+    "01.2": ("data",), "02.2": ("fraction",), "02.3": ("fraction",), "03.2": ("time", "data"),
+    "04.2": ("time", "data"), "04.7": ("data",), "05.2": ("time", "data"), "06.5": ("data",),
+    "07.2": ("time",), "07.3": ("unit", "time"), "07.6": ("unit",), "07.8": ("unit", "time"),
+    "07.9": ("data",), "08.2": ("time", "data"), "08.3": ("data",), "08.6": ("time",),
+}
+
+
+def test_each_exercise_has_the_kinds_of_quantity_its_answer_is():
+    """A unit slip is suggested only where it can happen: no slip for a count, an exponent, a
+    margin or a ratio (05.3, 05.6 and the integers: none), hours for days only for a time."""
+    kinds = {i: feedback.quantity_kinds(get_exercise(i)) for i in SCALAR_IDS if i[:2] <= "08"}
+    assert {i: k for i, k in kinds.items() if k} == QUANTITY
+    assert kinds["05.3"] == () and kinds["05.6"] == () and kinds["06.7"] == ()
