@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from course_lib.exercises.feedback import Misconception
 
-__all__ = ["SHARED", "shared"]
+__all__ = ["SHARED", "shared", "other_accelerator"]
 
 #: key: (one sentence naming the misconception, a hint that follows the mistake)
 SHARED = {
