@@ -175,7 +175,8 @@ class ValueExercise:
             if not inside:
                 what += f" ({_tolerance_text(self.rel_tol, self.abs_tol)})"
             else:
-                what += " (it is nearer to a known mistake's value than to the answer)"
+                what += (" (it is within the tolerance, but nearer to what a known mistake gives than to "
+                         "the answer; if you rounded a printout, pass the unrounded variable)")
             note = "" if found else (_unit_slip_note(got, float(want), quantity_kinds(self))
                                      or _close_note(got, float(want)))
             raise _error(self, what + note, params, found)
