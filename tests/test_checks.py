@@ -114,7 +114,7 @@ def test_value_nan_and_infinity_are_refused_clearly():
 
 
 def test_value_unit_slip_is_named_without_the_answer():
-    with pytest.raises(ExerciseError, match="check the units") as info:
+    with pytest.raises(ExerciseError, match="check the unit") as info:
         value_exercise().check(EXPECTED * 1e6)
     for spelling in _spellings(EXPECTED):
         assert spelling not in str(info.value)
@@ -388,7 +388,7 @@ LEARNERS = (None, "ada", "grace", "linus", "margaret")
 VALUE_AND_CHOICE_IDS = [i for i in ALL_IDS if isinstance(get_exercise(i), (ValueExercise, ChoiceExercise))]
 #: Slips any numeric answer may suffer, as factors of the right one: every named unit slip and
 #: powers of ten.
-GENERIC_SLIP_FACTORS = tuple(f for f, _ in feedback._NAMED_SLIPS) + (1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9)
+GENERIC_SLIP_FACTORS = tuple(f for f, *_ in feedback._NAMED_SLIPS) + (2.0, 0.5, 1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9)
 
 
 @pytest.mark.parametrize("exercise_id", VALUE_AND_CHOICE_IDS)
@@ -436,20 +436,46 @@ def test_wrong_answers_is_optional_and_must_be_callable():
         ChoiceExercise("99.4", expected=lambda: "a", choices=("a", "b"), wrong_answers=["b"])
 
 
-@pytest.mark.parametrize("factor, words", [
-    (24, "hours where days"), (1 / 24, "days where hours"),
-    (8, "bits where bytes"), (1 / 8, "bytes where bits"),
-    (2, "one link direction against both"), (0.5, "one link direction against both"),
-    (1.024, "kB (1000 bytes) where KiB"), (1 / 1.024, "KiB (1024 bytes) where kB"),
-    (86400, "seconds where days"), (1 / 3600, "hours where seconds"),
-    (1e6, "power of ten"), (1e-3, "power of ten"), (1024 ** 2, "power of ten"),
+@pytest.mark.parametrize("factor, words, form", [
+    (24, "hours where days", "a float: days"), (1 / 24, "days where hours", "a float: hours"),
+    (8, "bits where bytes", "a float: bytes"), (1 / 8, "bytes where bits", "a float: GB/s"),
+    (1.024, "kB (1000 bytes) where KiB", "a float: KiB"), (1 / 1.024, "KiB (1024 bytes) where kB", "a float: kB"),
+    (86400, "seconds where days", "a float: days"), (1 / 3600, "hours where seconds", "a float: seconds"),
+    (100, "a percent where a fraction", "a float between 0 and 1: the fraction of warps"),
+    (1e6, "unit slip", "a float: seconds"), (1e-3, "unit slip", "a float: ms"),
+    (1024 ** 2, "unit slip", "a float: bytes"), (1e3, "unit slip", "a float: FLOP per byte"),
 ])
-def test_unit_slips_are_named_without_the_answer(factor, words):
-    with pytest.raises(ExerciseError, match="check the units") as info:
-        value_exercise().check(EXPECTED * factor)
+def test_unit_slips_are_named_without_the_answer(factor, words, form):
+    with pytest.raises(ExerciseError, match="check the unit") as info:
+        value_exercise(form=form).check(EXPECTED * factor)
     assert words in str(info.value)
+    assert "factor" not in str(info.value) and "the answer" not in str(info.value)
     for spelling in _spellings(EXPECTED):
         assert spelling not in str(info.value)
+
+
+@pytest.mark.parametrize("factor, form", [
+    (2, "a float: days"), (0.5, "a float: milliseconds"),           # no generic 'twice the answer'
+    (24, "a float: bytes"), (8, "a float: days"),                   # a slip of another kind of quantity
+    (2, "an integer k: the loss scale is 2^k"), (10, "an integer: the margin m"),
+    (1e3, "an integer: the number of tokens"), (100, "a float: naive over flash (a ratio, no unit)"),
+])
+def test_no_unit_slip_is_suggested_where_the_unit_cannot_slip(factor, form):
+    ex = value_exercise(form=form, rel_tol=0.0)
+    with pytest.raises(ExerciseError) as info:
+        ex.check(EXPECTED * factor)
+    assert "check the unit" not in str(info.value) and "looks like" not in str(info.value)
+
+
+def test_the_kinds_of_quantity_are_read_from_the_form_or_given():
+    assert feedback.quantity_kinds(value_exercise(form="a float: the time in microseconds (us)")) == ("time",)
+    assert feedback.quantity_kinds(value_exercise(form="a float: the L2 bandwidth in TB/s")) == ("data",)
+    assert feedback.quantity_kinds(value_exercise(form="an integer: the number of HBM3e stacks")) == ()
+    assert feedback.quantity_kinds(value_exercise(form="a float: naive over flash (a ratio, no unit)")) == ()
+    assert feedback.quantity_kinds(value_exercise(form="a float: days", quantity=())) == ()
+    assert feedback.quantity_kinds(value_exercise(form="a float", quantity="data")) == ("data",)
+    with pytest.raises(ValueError, match="quantity"):
+        value_exercise(quantity="furlongs")
 
 
 @settings(max_examples=60, deadline=None)
@@ -469,7 +495,7 @@ def test_a_rounded_answer_is_told_to_pass_the_unrounded_value():
 
 
 def test_named_slips_come_in_inverse_pairs_and_stay_away_from_one():
-    factors = [f for f, _ in feedback._NAMED_SLIPS]
+    factors = [f for f, *_ in feedback._NAMED_SLIPS]
     assert all(any(math.isclose(f * g, 1.0) for g in factors) for f in factors)
     assert all(abs(math.log(f)) > math.log(1.02) for f in factors)
     assert feedback._unit_slip_note(EXPECTED * 1.37, EXPECTED) == ""          # just a wrong number

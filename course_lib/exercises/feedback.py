@@ -20,7 +20,8 @@ import numpy as np
 
 from course_lib.exercises.variants import _fill
 
-__all__ = ["ExerciseError", "AnswerTypeError", "AnswerValueError", "Misconception", "MARK_RIGHT", "MARK_WRONG"]
+__all__ = ["ExerciseError", "AnswerTypeError", "AnswerValueError", "Misconception", "MARK_RIGHT", "MARK_WRONG",
+           "QUANTITY_KINDS", "quantity_kinds"]
 
 #: Exercise ids look like "04.2" (lesson 04, exercise 2); a trailing letter ("04.2b") is allowed.
 ID_PATTERN = re.compile(r"^(\d{2})\.(\d+[a-z]?)$")
@@ -246,28 +247,66 @@ def _tolerance_text(rel_tol: float, abs_tol: float) -> str:
     return "tolerance: " + " or ".join(parts) if parts else "an exact answer is needed"
 
 
-#: Named slips that are not a power of ten: (your value / the answer, what it suggests). Each
-#: comes with its inverse; none is near 1, so a right answer is never reported as a slip.
-_NAMED_SLIPS = (
-    (24.0, "hours where days were asked (a factor of 24)"),
-    (1 / 24, "days where hours were asked (a factor of 24)"),
-    (3600.0, "seconds where hours were asked (a factor of 3600)"),
-    (1 / 3600, "hours where seconds were asked (a factor of 3600)"),
-    (86400.0, "seconds where days were asked (a factor of 86,400)"),
-    (1 / 86400, "days where seconds were asked (a factor of 86,400)"),
-    (60.0, "minutes where hours (or seconds where minutes) were asked (a factor of 60)"),
-    (1 / 60, "hours where minutes (or minutes where seconds) were asked (a factor of 60)"),
-    (8.0, "bits where bytes were asked (a factor of 8)"),
-    (1 / 8, "bytes where bits were asked (a factor of 8)"),
-    (2.0, "twice the answer: one link direction against both, or a factor of 2 too many"),
-    (0.5, "half the answer: one link direction against both, or a factor of 2 missing"),
-    (1.024, "kB (1000 bytes) where KiB (1024 bytes) was asked"),
-    (1 / 1.024, "KiB (1024 bytes) where kB (1000 bytes) was asked"),
-    (1.024 ** 2, "MB (10^6 bytes) where MiB (2^20 bytes) was asked"),
-    (1 / 1.024 ** 2, "MiB (2^20 bytes) where MB (10^6 bytes) was asked"),
-    (1.024 ** 3, "GB (10^9 bytes) where GiB (2^30 bytes) was asked"),
-    (1 / 1.024 ** 3, "GiB (2^30 bytes) where GB (10^9 bytes) was asked"),
+#: The kinds of quantity a unit slip can belong to, read from an exercise's ``form`` (or given as
+#: its ``quantity``): a time, an amount of data (bytes, or bytes per second), a fraction, or some
+#: other quantity with a unit that takes a prefix (FLOP, dollars, parameters). Counts, integers,
+#: exponents and ratios have none: no unit slip is suggested for them.
+QUANTITY_KINDS = ("time", "data", "fraction", "unit")
+
+_KIND_PATTERNS = (
+    ("time", re.compile(r"\b((?i:seconds?|microseconds?|milliseconds?|minutes?|hours?|days?|weeks?)|(?<!/)s|ms|us)\b")),
+    ("data", re.compile(r"\b(bytes?|kB|KiB|MB|MiB|GB|GiB|TB|TB/s|GB/s)\b")),
+    ("fraction", re.compile(r"\b(fraction|between 0 and 1)\b", re.I)),
+    ("unit", re.compile(r"\b(FLOP|dollars?|parameters|tokens per second)\b", re.I)),
 )
+
+
+def quantity_kinds(ex) -> tuple:
+    """The kinds of quantity ``ex``'s answer is (see :data:`QUANTITY_KINDS`): its ``quantity`` when
+    given, else read from its form; an integer answer, a ratio or an exponent has none."""
+    given = getattr(ex, "quantity", None)
+    if given is not None:
+        return (given,) if isinstance(given, str) else tuple(given)
+    form = getattr(ex, "form", "") or ""
+    head = form.split(":", 1)[0].lower()
+    if "integer" in head or "ratio" in form.lower():
+        return ()
+    return tuple(kind for kind, pattern in _KIND_PATTERNS if pattern.search(form))
+
+
+#: Named unit slips that are not a power of ten: (your value / the answer, what it suggests, the
+#: kinds of quantity it can happen to). Each comes with its inverse; none is near 1, so a right
+#: answer is never reported as a slip. The phrases name the slip, never the factor: a learner who
+#: made no such slip cannot read the answer off the message.
+_NAMED_SLIPS = (
+    (24.0, "hours where days were asked", ("time",)),
+    (1 / 24, "days where hours were asked", ("time",)),
+    (3600.0, "seconds where hours were asked", ("time",)),
+    (1 / 3600, "hours where seconds were asked", ("time",)),
+    (86400.0, "seconds where days were asked", ("time",)),
+    (1 / 86400, "days where seconds were asked", ("time",)),
+    (7.0, "days where weeks were asked", ("time",)),
+    (1 / 7, "weeks where days were asked", ("time",)),
+    (60.0, "minutes where hours (or seconds where minutes) were asked", ("time",)),
+    (1 / 60, "hours where minutes (or minutes where seconds) were asked", ("time",)),
+    (8.0, "bits where bytes were asked", ("data",)),
+    (1 / 8, "bytes where bits were asked", ("data",)),
+    (100.0, "a percent where a fraction was asked", ("fraction",)),
+    (1 / 100, "a fraction where a percent was asked", ("fraction",)),
+    (1.024, "kB (1000 bytes) where KiB (1024 bytes) was asked", ("data",)),
+    (1 / 1.024, "KiB (1024 bytes) where kB (1000 bytes) was asked", ("data",)),
+    (1.024 ** 2, "MB (10^6 bytes) where MiB (2^20 bytes) was asked", ("data",)),
+    (1 / 1.024 ** 2, "MiB (2^20 bytes) where MB (10^6 bytes) was asked", ("data",)),
+    (1.024 ** 3, "GB (10^9 bytes) where GiB (2^30 bytes) was asked", ("data",)),
+    (1 / 1.024 ** 3, "GiB (2^30 bytes) where GB (10^9 bytes) was asked", ("data",)),
+)
+
+#: What a slip by a power of ten (or, for data, of 1024) suggests, for each kind of quantity.
+_PREFIX_SLIPS = {
+    "time": "a unit slip (s, ms, us, or a prefix)",
+    "data": "a unit slip (a prefix such as k, M, G, or KiB against kB)",
+    "unit": "a unit slip (a prefix such as k, M, G, or billions against units)",
+}
 
 
 def _close_note(got: float, want: float) -> str:
@@ -275,25 +314,30 @@ def _close_note(got: float, want: float) -> str:
     usually a value copied back from a rounded printout, sometimes a small term left out."""
     if want == 0 or not math.isclose(got, want, rel_tol=1e-2):
         return ""
-    return ("; it is within 1 % of the answer: if you copied a rounded printout, pass the unrounded "
-            "variable; if not, a small term is missing")
+    return ("; it is close (within 1 %): if you copied a rounded printout, pass the unrounded "
+            "variable; if not, check that every term the task names is in your count")
 
 
-def _unit_slip_note(got: float, want: float) -> str:
-    """A nudge when the answer is a known unit slip away: a power of ten (or of 1024), hours for
-    days, bits for bytes, one link direction for both, KiB for kB. Never for a ratio of 1."""
-    if got == 0 or want == 0 or (got > 0) != (want > 0):
+def _unit_slip_note(got: float, want: float, kinds=("time", "data", "unit")) -> str:
+    """A nudge when the answer is a unit slip away that can happen to a quantity of ``kinds``:
+    hours for days (a time), bits for bytes or KiB for kB (data), a percent for a fraction, a
+    power of ten (any quantity with a unit). Never for a ratio of 1, never for a quantity with
+    no unit (``kinds`` empty), and never naming the factor."""
+    kinds = tuple(kinds)
+    if not kinds or got == 0 or want == 0 or (got > 0) != (want > 0):
         return ""
     ratio = abs(got / want)
     if math.isclose(ratio, 1.0, rel_tol=1e-2):
         return ""
-    for factor, phrase in _NAMED_SLIPS:
-        if math.isclose(ratio, factor, rel_tol=1e-3):
+    for factor, phrase, applies in _NAMED_SLIPS:
+        if set(applies) & set(kinds) and math.isclose(ratio, factor, rel_tol=1e-3):
             return f"; it looks like {phrase}: check the units"
-    for base in (10.0, 1024.0):
-        k = round(math.log(ratio, base))
-        if k != 0 and math.isclose(ratio, base ** k, rel_tol=1e-3):
-            return "; it is a power of ten (or of 1024) away from the answer: check the units"
+    prefixed = [kind for kind in kinds if kind in _PREFIX_SLIPS]
+    if prefixed:
+        for base in ((10.0, 1024.0) if "data" in prefixed else (10.0,)):
+            k = round(math.log(ratio, base))
+            if k != 0 and math.isclose(ratio, base ** k, rel_tol=1e-3):
+                return f"; it looks like {_PREFIX_SLIPS[prefixed[0]]}: check the unit the exercise asks for"
     return ""
 
 
@@ -305,7 +349,7 @@ def _failure(ex, what: str, params=None, found=()) -> str:
     if params:
         lines.append(f"  your numbers: {ex.variants.statement.format(**params)}")
     lines.append(f"  expected: {_form_of(ex, params)}")
-    for index, misconception in enumerate(found[:2]):      # one answer two mistakes give: both
+    for index, misconception in enumerate(found[:3]):      # one answer several mistakes give: each
         label = "misconception" if index == 0 else "or perhaps"
         lines.append(f"  {label}: {misconception.text} [misconception: {misconception.key}]")
         lines.append(f"  read again: {misconception.where}")
@@ -338,11 +382,27 @@ def _matching_misconceptions(ex, params: dict, matches) -> list:
     return found
 
 
-def _scalar_misconceptions(ex, params: dict, got: float) -> list:
-    """The misconceptions whose listed wrong answer the number ``got`` matches (within the
-    exercise's tolerance, and never tighter than 0.1 %)."""
-    return _matching_misconceptions(ex, params, lambda w: _is_scalar_like(w) and _close(
-        got, float(w), max(ex.rel_tol, 1e-3), ex.abs_tol))
+def _scalar_misconceptions(ex, params: dict, got: float, want=None) -> list:
+    """The misconceptions whose listed wrong answer the number ``got`` matches: within the
+    exercise's tolerance (never tighter than 0.1 %) and, when ``want`` is given, nearer to ``got``
+    than the answer is. The nearest come first; wrong answers that are equal keep the order the
+    exercise lists them in, the more likely first."""
+    if ex.wrong_answers is None:
+        return []
+    scored = []
+    for misconception, value in ex.wrong_answers(**params).items():
+        try:
+            if not _is_scalar_like(value):
+                continue
+            w = float(value)
+            if not _close(got, w, max(ex.rel_tol, 1e-3), ex.abs_tol):
+                continue
+            if want is not None and not abs(got - w) < abs(got - float(want)):
+                continue
+        except Exception:  # noqa: BLE001 - an uncomparable wrong answer matches nothing
+            continue
+        scored.append((abs(got - w), len(scored), _as_misconception(ex, misconception)))
+    return [m for _, _, m in sorted(scored, key=lambda t: (t[0], t[1]))]
 
 
 def _as_misconception(ex, described) -> Misconception:

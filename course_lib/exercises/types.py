@@ -17,8 +17,16 @@ How an exercise declares what it teaches (see ``lessons/ex_04.py`` for a complet
   corrects it (a real ``## heading`` of ``notebooks/NN_*.py``) and a hint that follows the mistake.
   Shared ones (bits for bytes, hours for days, one link direction, sparse peak, ...) live in
   ``course_lib.exercises.misconceptions``. When an answer matches one (within the
-  exercise's tolerance, at least 0.1 %), ``check`` names it, points to the section and gives its
-  hint; the course's tests assert that every listed wrong answer is rejected and recognised.
+  exercise's tolerance, at least 0.1 %, and nearer to it than to the answer), ``check`` names it,
+  points to the section and gives its hint; the course's tests assert that every listed wrong
+  answer is rejected and recognised. The check looks for them before the tolerance: an answer
+  that leaves out a small term the task names is rejected however small the term, as long as
+  that partial answer is listed. Candidates that give one value are named in the order listed
+  (the more likely first; the first one's hint is given).
+* ``quantity`` (value exercises): the kinds of quantity the answer is, for the unit-slip notes
+  ("time", "data", "fraction", "unit"; ``()`` for none); by default read from ``form`` (an
+  integer, a ratio: none). A slip is suggested only where it can happen (hours for days for a
+  time, bits for bytes for data), and no note names a factor between a value and the answer.
 * ``wrong_implementations=f`` (function exercises): ``f()`` returns ``{Misconception: function}``;
   a learner's function that agrees with one of them on every check input is named.
 * ``variants=Variants(options=(default, other, ...), statement="...")``: per-learner numbers.
@@ -46,12 +54,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from course_lib.exercises.feedback import (ID_PATTERN, _KEY_PATTERN, AnswerTypeError, AnswerValueError, ExerciseError,
-                                          Misconception,
-                                          _as_array_answer, _as_misconception, _as_scalar_answer, _call_text,
-                                          _close, _close_array, _close_note, _error, _failure, _is_scalar_like,
-                                          _learner_line, _matching_misconceptions, _mismatch, _scalar_misconceptions,
-                                          _short, _tolerance_text, _unit_slip_note)
+from course_lib.exercises.feedback import (ID_PATTERN, QUANTITY_KINDS, _KEY_PATTERN, AnswerTypeError, AnswerValueError,
+                                          ExerciseError, Misconception, _as_array_answer, _as_misconception,
+                                          _as_scalar_answer, _call_text, _close, _close_array, _close_note, _error,
+                                          _failure, _is_scalar_like, _learner_line, _matching_misconceptions, _mismatch,
+                                          _scalar_misconceptions, _short, _tolerance_text, _unit_slip_note,
+                                          quantity_kinds)
 from course_lib.exercises.variants import Variants, _NO_LEARNER, _params, _resolve
 
 __all__ = ["ValueExercise", "ChoiceExercise", "FunctionExercise", "KernelExercise", "TileKernelExercise",
@@ -134,9 +142,14 @@ class ValueExercise:
     wrong_answers: Callable[..., dict] | None = None
     concepts: tuple = ()
     variants: Variants | None = None
+    quantity: str | tuple | None = None
 
     def __post_init__(self):
         _validate_common("ValueExercise", self)
+        kinds = (self.quantity,) if isinstance(self.quantity, str) else (self.quantity or ())
+        if self.quantity is not None and not all(k in QUANTITY_KINDS for k in kinds):
+            raise ValueError(f"ValueExercise {self.id}: quantity must be None (read from the form) or "
+                             f"kinds from {QUANTITY_KINDS}, got {self.quantity!r}")
         if not callable(self.expected):
             raise TypeError(f"ValueExercise {self.id}: expected must be a callable computing the "
                             f"answer (for example a lambda), got {type(self.expected).__name__}")
@@ -154,13 +167,21 @@ class ValueExercise:
         want = self.expected(**params)
         if _is_scalar_like(want):
             got = _as_scalar_answer(self, answer, params)
-            if not _close(got, float(want), self.rel_tol, self.abs_tol):
-                what = (f"your answer {_short(got)} is not accepted "
-                        f"({_tolerance_text(self.rel_tol, self.abs_tol)})")
-                found = _scalar_misconceptions(self, params, got)
-                note = "" if found else (_unit_slip_note(got, float(want)) or _close_note(got, float(want)))
-                raise _error(self, what + note, params, found)
-            return f"{self.id}: correct ({_short(got)})."
+            # A listed wrong answer nearer to yours than the answer is names your mistake, even
+            # inside the tolerance: a term the task names is never lost in the rounding.
+            found = _scalar_misconceptions(self, params, got, want)
+            inside = _close(got, float(want), self.rel_tol, self.abs_tol)
+            if inside and not found:
+                return f"{self.id}: correct ({_short(got)})."
+            what = f"your answer {_short(got)} is not accepted"
+            if not inside:
+                what += f" ({_tolerance_text(self.rel_tol, self.abs_tol)})"
+            else:
+                what += (" (it is within the tolerance, but nearer to what a known mistake gives than to "
+                         "the answer; if you rounded a printout, pass the unrounded variable)")
+            note = "" if found else (_unit_slip_note(got, float(want), quantity_kinds(self))
+                                     or _close_note(got, float(want)))
+            raise _error(self, what + note, params, found)
         want_arr = np.asarray(want, dtype=float)
         got_arr = _as_array_answer(self, answer, want_arr.shape, params)
         bad = ~_close_array(got_arr, want_arr, self.rel_tol, self.abs_tol)

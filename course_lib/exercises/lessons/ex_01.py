@@ -13,7 +13,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import other_accelerator, shared
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy,
                                 register_pressure, simulate_latency_hiding)
@@ -39,7 +39,7 @@ PER_GPU = Misconception(
     "per-gpu-not-per-sm", "The bytes in flight of the whole GPU where one SM's share was asked.",
     "01", _LITTLE, "Little's law gives the chip's total; every SM keeps its own share in flight.")
 BYTES_NOT_KB = Misconception(
-    "bytes-not-kb", "Bytes where kilobytes were asked, a factor of 1000.",
+    "bytes-not-kb", "Bytes where kilobytes were asked.",
     "01", _LITTLE, "The answer is in kB: divide bytes by 1000.")
 INDEX_NOT_COUNT = Misconception(
     "index-not-count", "The position in the sweep (counted from 0) where the number of warps "
@@ -49,6 +49,10 @@ FULL_NOT_90 = Misconception(
     "more-warps-always-better", "The warps for full utilisation where 90 % was asked: past the knee "
     "more warps add little, and higher occupancy is not always faster.", "01", "Misconceptions",
     "Stop at the first entry that reaches the target, 0.9, not 1.")
+FOUR_SCHEDULERS = Misconception(
+    "four-schedulers-not-one", "The H100's four schedulers simulated where the task has one: each "
+    "scheduler needs its own warps, and the task's SM issues from one.", "01", _SIM,
+    "Run the simulator as the task states it, with its default of one scheduler.")
 FORMULA_ROUNDED_DOWN = Misconception(
     "bound-rounded-down", "N C / (C + L) >= 0.9 solved, then rounded down: the smallest whole "
     "number that reaches a target is rounded up.", "01", _SIM,
@@ -105,6 +109,8 @@ def _kb_wrong(accelerator) -> dict:
              BYTES_NOT_KB: law.bytes_in_flight_per_sm,
              PER_GPU: law.bytes_in_flight / 1e3,
              shared("bits-for-bytes", "01", _LITTLE): 8 * law.bytes_in_flight_per_sm / 1e3}
+    wrong[shared("other-accelerator", "01", _LITTLE)] = \
+        littles_law(other_accelerator(accelerator)).bytes_in_flight_per_sm / 1e3
     if acc.sm_count == 132:                       # the H100 and H200: the full die's 144 SMs
         wrong[shared("sms-144", "01", "1. Two designs: latency machines and throughput machines")] = \
             law.bytes_in_flight / 144 / 1e3
@@ -114,9 +120,13 @@ def _kb_wrong(accelerator) -> dict:
 def _warps_for_90_wrong() -> dict:
     sweep = simulate_latency_hiding(np.arange(1, 65), 24, 700)
     reaches = sweep.utilisation >= 0.9 - 1e-12
-    return {INDEX_NOT_COUNT: int(np.argmax(reaches)),
+    # Most likely first (a value two mistakes share is named in this order, with the first one's
+    # hint): the formula's bound rounded down, then the sweep's index taken for the count.
+    return {FORMULA_ROUNDED_DOWN: int(np.floor(0.9 * (24 + 700) / 24)),
+            INDEX_NOT_COUNT: int(np.argmax(reaches)),
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
-            FORMULA_ROUNDED_DOWN: int(np.floor(0.9 * (24 + 700) / 24))}
+            FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
+                                           .utilisation >= 0.9 - 1e-12)) + 1}
 
 
 def _warps_by_registers_with(registers_per_thread, accelerator, *, file_scale=1, round_alloc=True,
@@ -179,9 +189,16 @@ def _spill_cap() -> int:
     return _best_cap(_cap_rows())
 
 
+NO_SPILL_CHECK = Misconception(
+    "largest-cap-below-need", "The largest cap below the kernel's own register count, with no check "
+    "of where its spills go: a cap that spills past what L1 holds sends the reloads to DRAM.", "01", _OCC,
+    "For each cap, compare the spills' footprint per SM with the L1 the resident blocks leave.")
+
+
 def _spill_cap_wrong() -> dict:
     right = _spill_cap()
-    wrong = {MOST_WARPS_CAP: max((w, c) for c, w, _ in _cap_rows())[1],
+    wrong = {NO_SPILL_CHECK: max(c for c in SPILL_CAPS if c < _SPILL_KERNEL["registers"]),
+             MOST_WARPS_CAP: max((w, c) for c, w, _ in _cap_rows())[1],
              NO_CAP: SPILL_CAPS[0],
              L1_WITHOUT_SMEM: _best_cap(_cap_rows(count_smem=False))}
     return {k: v for k, v in wrong.items() if v != right}
@@ -268,10 +285,17 @@ def _register_budget() -> int:
     return _largest_registers(_warps_needed())
 
 
+WARPS_NOT_REGISTERS = Misconception(
+    "warps-not-registers", "The warps the SM needs where the registers per thread were asked: that "
+    "count is the first step; the answer is the register count that still lets them in.", "01", _OCC,
+    "Put the warps you found into section 4's occupancy model: which register counts let that many in?")
+
+
 def _register_budget_wrong() -> dict:
     need = _warps_needed()
     per_block = BUDGET_THREADS // 32
-    wrong = {ONE_SCHEDULER: _largest_registers(_warps_needed(schedulers=1)),
+    wrong = {WARPS_NOT_REGISTERS: need,
+             ONE_SCHEDULER: _largest_registers(_warps_needed(schedulers=1)),
              FULL_NOT_90: _largest_registers(_warps_needed(target=1.0)),
              BLOCKS_ROUNDED_DOWN: _largest_registers(need // per_block * per_block),
              PLAIN_REGISTER_DIVISION: get_accelerator("H100 SXM").registers_per_sm // (need * 32),
@@ -348,14 +372,20 @@ def _stream_feasible(k) -> str | None:
     return None
 
 
-def _smallest_loads(warps_for=None, lanes=32, scale=1.0, latency_s=None):
+LOAD_WIDTH = Misconception(
+    "load-width-not-4-bytes", "Loads of another width (8 bytes, a double) where the kernel reads "
+    "4-byte floats: each load in flight holds fewer bytes than you counted.", "01", _LITTLE,
+    "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
+
+
+def _smallest_loads(warps_for=None, lanes=32, scale=1.0, latency_s=None, load_bytes=STREAM_LOAD_BYTES):
     """Smallest k whose resident warps hold the bytes per SM (None past the register limit);
     ``warps_for(k)`` replaces the model of resident warps (a known mistake), ``scale`` the bytes."""
     need = _stream_need(latency_s) * scale
     limit = get_accelerator(STREAM_ACCELERATOR).max_registers_per_thread
     for k in range(1, limit - STREAM_BASE_REGISTERS + 1):
         warps = warps_for(k) if warps_for else _stream_warps(STREAM_BASE_REGISTERS + k)
-        if warps * lanes * STREAM_LOAD_BYTES * k >= need:
+        if warps * lanes * load_bytes * k >= need:
             return k
     return None
 
@@ -378,6 +408,7 @@ def _loads_in_flight_wrong() -> dict:
              ASSUMED_LATENCY: _smallest_loads(latency_s=ASSUMED_DRAM_LATENCY_S),
              LOADS_ROUNDED_DOWN: int(np.floor(_stream_need() / (at_right * 32 * STREAM_LOAD_BYTES))),
              LANES_FORGOTTEN: _smallest_loads(lanes=1),
+             LOAD_WIDTH: _smallest_loads(load_bytes=8),
              PER_GPU: _smallest_loads(scale=acc.sm_count)}
     return {k: v for k, v in wrong.items() if v is not None and v != right}
 

@@ -39,6 +39,10 @@ W_RHO = Misconception(
     "w-rho-not-probability", "W rho taken for the chance that some lane branches: it counts lanes, "
     "not groups, and exceeds 1.", "02", _HOW_BAD,
     "The chance that no lane branches is (1 - rho)^W; work from that.")
+NONE_COUNTED_TWICE = Misconception(
+    "no-lane-case-counted-twice", "The 'no lane branches' case subtracted twice where the two uniform "
+    "cases are 'none' and 'all': the second is rho^W, not (1 - rho)^W.", "02", _HOW_BAD,
+    "Write the two uniform cases separately: all lanes branch, no lane branches.")
 SIMULATED = Misconception(
     "simulated-not-expected", "A simulated estimate where the expected share was asked: a random "
     "sample is off by its sampling noise.", "02", _HOW_BAD,
@@ -58,6 +62,20 @@ NO_STRADDLE = Misconception(
     "access-straddle-ignored", "Each access counted in one sector: an access of b bytes may cross "
     "a sector boundary and touch two.", "02", _COALESCING,
     "An access covers bytes a to a + b - 1: take the sectors of both ends.")
+LOOP_TEST_INCLUSIVE = Misconception(
+    "loop-test-inclusive", "The loop test written i <= n where the task runs n iterations (i < n): "
+    "every lane runs one iteration too many, so both the issued instructions and the busy lanes "
+    "change.", "02", _HOW_BAD,
+    "Count the iterations of lane 0 in your kernel: the task gives lane t (t % 7) + 1 of them.")
+WHOLE_WARPS = Misconception(
+    "threads-rounded-to-whole-warps", "1024 threads, the whole warps that 1000 threads fill, where the "
+    "kernel runs 1000: the last warp is partly empty, and its idle lanes count against the efficiency.",
+    "02", _HOW_BAD, "Run exactly the task's 1000 threads; the simulator pads the last warp itself.")
+END_BYTE_INCLUSIVE = Misconception(
+    "access-end-byte-past-the-end", "The last byte of an access taken as a + b, one past its end: "
+    "an access of b bytes at a covers a to a + b - 1, so an access that ends on a sector boundary "
+    "is counted in the next sector too.", "02", _COALESCING,
+    "Try one 4-byte access at address 28: it covers bytes 28 to 31, one sector.")
 
 
 def _layout_with_fewer_bytes() -> str:
@@ -89,19 +107,29 @@ def _wave_divergence_wrong() -> dict:
     return {WARP_32: 1 - rho ** nvidia - (1 - rho) ** nvidia,
             UNIFORM_SHARE: rho ** width + (1 - rho) ** width,
             W_RHO: min(1.0, width * rho),
+            NONE_COUNTED_TWICE: 1 - 2 * (1 - rho) ** width,
             SIMULATED: simulated}
 
 
 def _loop_efficiency_wrong() -> dict:
     iterations = np.arange(1000) % 7 + 1
     return {MEAN_OVER_MAX: float(np.mean(iterations) / iterations.max()),
-            ONE_WARP: run_simt(loop_kernel(), 32).simt_efficiency}
+            ONE_WARP: run_simt(loop_kernel(), 32).simt_efficiency,
+            LOOP_TEST_INCLUSIVE: run_simt(loop_kernel(inclusive=True), 1000).simt_efficiency,
+            WHOLE_WARPS: run_simt(loop_kernel(), 1024).simt_efficiency}
 
 
-def loop_kernel():
-    """Lane t runs (t % 7) + 1 iterations of a three-instruction body."""
+def loop_kernel(inclusive=False):
+    """Lane t runs (t % 7) + 1 iterations of a three-instruction body (``inclusive``: the loop
+    test written with <=, one iteration more, a known mistake)."""
+    if inclusive:
+        def test(v):
+            return v["i"] <= v["tid"] % 7 + 1
+    else:
+        def test(v):
+            return v["i"] < v["tid"] % 7 + 1
     return [Let("i", lambda v: 0),
-            While(lambda v: v["i"] < v["tid"] % 7 + 1,
+            While(test,
                   [Let("a", lambda v: v["i"] * 2), Let("a", lambda v: v["a"] + 1),
                    Let("i", lambda v: v["i"] + 1)])]
 
@@ -124,8 +152,15 @@ def _sectors_without_straddle(addresses, bytes_per_access):
     return int(np.unique(np.asarray(addresses) // 32).size)
 
 
+def _sectors_end_inclusive(addresses, bytes_per_access):
+    """Wrong: an access taken to end at byte a + b, one past its last byte."""
+    a = np.asarray(addresses)
+    return len({int(s) for lo, hi in zip(a // 32, (a + bytes_per_access) // 32) for s in range(lo, hi + 1)})
+
+
 def _sectors_wrong() -> dict:
-    return {ORDER_MATTERS: _sectors_in_lane_order, NO_STRADDLE: _sectors_without_straddle}
+    return {ORDER_MATTERS: _sectors_in_lane_order, NO_STRADDLE: _sectors_without_straddle,
+            END_BYTE_INCLUSIVE: _sectors_end_inclusive}
 
 
 def _sector_cases(rng) -> list:

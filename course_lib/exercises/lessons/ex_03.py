@@ -14,7 +14,8 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.collectives import get_link
+from course_lib.exercises.misconceptions import other_accelerator, shared
 from course_lib.hardware import get_accelerator
 from course_lib.memory import (N_BANKS, BANK_BYTES, column_read_conflict_degree, conflict_degree, copy_hidden, make_trace,
                                pipeline_timeline, simulate_cache, transfer_time_s)
@@ -95,15 +96,33 @@ def _h200_tile_wrong() -> dict:
             ASYNC_FREE: "hidden"}
 
 
+ONE_BYTE_PARAMS = Misconception(
+    "bf16-one-byte", "One byte per BF16 parameter: BF16 is 16 bits, 2 bytes.", "03", _LADDER,
+    "bytes_per_element('bf16') is 2.")
+NVLINK_NOT_HOST = Misconception(
+    "nvlink-not-host-link", "NVLink's bandwidth where the copy comes from the host: NVLink joins GPUs; "
+    "host memory reaches the GPU over its PCIe (host) link, far slower.", "03", _LADDER,
+    "Use the accelerator's host link, acc.host_link_bandwidth, one direction of it.")
+
+
 def _weights_from_host_wrong(billions, accelerator) -> dict:
     acc = get_accelerator(accelerator)
     nbytes = billions * 1e9 * 2
     one_way = acc.host_link_bandwidth / 2
-    return {shared("both-link-directions", "03", _LADDER): transfer_time_s(nbytes, acc.host_link_bandwidth) * 1e3,
-            shared("seconds-for-unit", "03", _LADDER): transfer_time_s(nbytes, one_way),
-            shared("fp32-bytes", "03", _LADDER): transfer_time_s(2 * nbytes, one_way) * 1e3,
-            shared("bits-for-bytes", "03", _LADDER): transfer_time_s(8 * nbytes, one_way) * 1e3,
-            HBM_NOT_HOST: transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3}
+    wrong = {shared("both-link-directions", "03", _LADDER): transfer_time_s(nbytes, acc.host_link_bandwidth) * 1e3,
+             shared("seconds-for-unit", "03", _LADDER): transfer_time_s(nbytes, one_way),
+             shared("fp32-bytes", "03", _LADDER): transfer_time_s(2 * nbytes, one_way) * 1e3,
+             shared("bits-for-bytes", "03", _LADDER): transfer_time_s(8 * nbytes, one_way) * 1e3,
+             HBM_NOT_HOST: transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3,
+             # one byte a parameter gives what both link directions give: both are named
+             ONE_BYTE_PARAMS: transfer_time_s(nbytes / 2, one_way) * 1e3}
+    nvlink = get_link(accelerator, "nvlink").bandwidth_bytes_per_s
+    if nvlink != one_way:                         # a card without NVLink: its 'nvlink' tier is the host link
+        wrong[NVLINK_NOT_HOST] = transfer_time_s(nbytes, nvlink) * 1e3
+    other = get_accelerator(other_accelerator(accelerator)).host_link_bandwidth
+    if other != acc.host_link_bandwidth:          # the H100 SXM and the H200 share one PCIe link
+        wrong[shared("other-accelerator", "03", _LADDER)] = transfer_time_s(nbytes, other / 2) * 1e3
+    return wrong
 
 
 def _fewest_ways_wrong() -> dict:
@@ -334,8 +353,11 @@ WHOLE_LINE = Misconception(
 
 def _smallest_pad_wrong() -> dict:
     right = _smallest_pad()
-    wrong = {FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0, WHOLE_LINE: WALK_LINE // 4,
-             CACHE_ONLY: _smallest_pad(banks=False), BANKS_ONLY: _smallest_pad(cache=False)}
+    # Most likely first: a pad that shares one value is named in this order, and the first one's
+    # hint is given. Solving the banks alone (section 6's pad) comes before stopping at the
+    # first aligned pad.
+    wrong = {BANKS_ONLY: _smallest_pad(cache=False), FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0,
+             WHOLE_LINE: WALK_LINE // 4, CACHE_ONLY: _smallest_pad(banks=False)}
     return {k: v for k, v in wrong.items() if v != right}
 
 
@@ -350,7 +372,7 @@ EXERCISES = [
                "The condition reduces to M N / (M + N) >= the H200's BF16 ridge point; the H200 has "
                "more bandwidth than the H100 but the same compute.")),
     ValueExercise(
-        "03.2", expected=_weights_from_host_ms, rel_tol=1e-3,
+        "03.2", quantity=("time", "data"), expected=_weights_from_host_ms, rel_tol=1e-3,
         wrong_answers=_weights_from_host_wrong, variants=_HOST_COPY_VARIANTS,
         concepts=("memory-ladder",),
         form="a float: the time in milliseconds (ms) to copy {billions} billion BF16 parameters to "

@@ -14,9 +14,9 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import other_accelerator, shared
 from course_lib.hardware import get_accelerator, list_accelerators
-from course_lib.roofline import (attainable_flops, binding_ceiling, hierarchical_ceilings,
+from course_lib.roofline import (Kernel, attainable_flops, binding_ceiling, hierarchical_ceilings,
                                  matmul_intensity, matmul_kernel, place_kernel, read_profile, ridge_point)
 
 __all__ = ["EXERCISES"]
@@ -106,14 +106,24 @@ def _attention_scores_wrong() -> dict:
             RIDGE_TENS: "compute"}
 
 
+def _gemv_time_us(accelerator, hidden, nbytes) -> float:
+    """The GEMV's bound in us had it moved ``nbytes`` (a known mistake's count)."""
+    kernel = matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16")
+    return place_kernel(Kernel("gemv, bytes miscounted", kernel.flops, nbytes), accelerator, "bf16").t_min_s * 1e6
+
+
 def _decode_gemv_wrong(accelerator, hidden) -> dict:
     point = place_kernel(matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16"), accelerator, "bf16")
     return {shared("seconds-for-unit", "04", _BOUND): point.t_min_s,
             Misconception("milliseconds-for-microseconds", "Milliseconds where microseconds were "
-                          "asked, a factor of 1000.", "04", _BOUND,
+                          "asked.", "04", _BOUND,
                           "Seconds to microseconds is x 1e6, not x 1e3."): point.t_min_s * 1e3,
             COMPUTE_NOT_MAX: point.t_compute_s * 1e6,
+            # the small terms the task names, left out: 1 / hidden of the bytes, inside the tolerance
+            WEIGHTS_ONLY: _gemv_time_us(accelerator, hidden, 2 * hidden * hidden),
+            C_WRITE: _gemv_time_us(accelerator, hidden, 2 * (hidden + hidden * hidden)),
             SUM_NOT_MAX: (point.t_compute_s + point.t_memory_s) * 1e6,
+            shared("other-accelerator", "04", _BOUND): _decode_gemv_time_us(other_accelerator(accelerator), hidden),
             shared("fp32-bytes", "04", _INTENSITY): place_kernel(
                 matmul_kernel("gemv", 1, hidden, hidden, "fp32"), accelerator, "bf16").t_min_s * 1e6}
 
@@ -122,11 +132,23 @@ def _first_m(intensity, ridge) -> int:
     return next(m for m in range(1, 100_000) if intensity(m, 8192, 8192, 2) >= ridge)
 
 
+FP32_RIDGE = Misconception(
+    "fp32-ridge-for-bf16", "The FP32 peak's ridge point where the matmul runs in BF16 on the tensor "
+    "cores: the BF16 peak is many times higher, and so is its ridge.", "04", _INTENSITY,
+    "Take the ridge of the precision the matmul runs in: peak('bf16') over the bandwidth.")
+
+
 def _smallest_batch_wrong() -> dict:
     h100 = get_accelerator("H100 SXM")
     ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
     right = _first_m(matmul_intensity, ridge)
-    return {C_WRITE: _first_m(_intensity_without_c, ridge),
+    # 4-byte elements halve the intensity, as a doubled ridge does: the two name one value, the
+    # element size first (the likelier slip in a task that states BF16).
+    return {shared("fp32-bytes", "04", _INTENSITY): _first_m(lambda m, k, n, b: matmul_intensity(m, k, n, 4), ridge),
+            FP32_RIDGE: _first_m(matmul_intensity, ridge_point(h100.peak("fp32"), h100.mem_bandwidth)),
+            shared("other-accelerator", "04", _INTENSITY): _first_m(
+                matmul_intensity, get_accelerator(other_accelerator("H100 SXM")).ridge_point("bf16")),
+            C_WRITE: _first_m(_intensity_without_c, ridge),
             WEIGHTS_ONLY: _first_m(lambda m, k, n, b: 2 * m * k * n / (b * k * n), ridge),
             shared("sparse-peak", "04", _SPARSITY): _first_m(matmul_intensity, 2 * ridge),
             LAST_MEMORY_BOUND: right - 1}
@@ -254,9 +276,13 @@ def _l2_needed_tbs(m, l2_intensity=None) -> float:
 
 
 @functools.lru_cache(maxsize=None)
-def _l2_for_free_tiles(l2_intensity=None, with_peak=True) -> float:
+def _l2_for_free_tiles(l2_intensity=None, with_peak=True, with_hbm=True) -> float:
     """Smallest L2 bandwidth (TB/s) at which 64 x 64 tiles cost nothing for every m in 1..4096:
-    the largest of the per-prefill needs (4096 closed-form counts, no roofline placement)."""
+    the largest of the per-prefill needs (4096 closed-form counts, no roofline placement).
+    ``with_peak`` / ``with_hbm`` False leave that roof out of the untiled bound (known mistakes)."""
+    if not with_hbm:
+        peak = get_accelerator("A100").peak("bf16")
+        return max(peak / _l2_intensity(m) / 1e12 for m in range(1, TOKENS_MAX + 1))
     if with_peak:
         return max(_l2_needed_tbs(m, l2_intensity) for m in range(1, TOKENS_MAX + 1))
     hbm = get_accelerator("A100").mem_bandwidth
@@ -281,11 +307,18 @@ PEAK_FORGOTTEN = Misconception(
     "The untiled bound is the lower of the HBM roof and the peak; which one is it at m = 4096?")
 
 
+HBM_ROOF_FORGOTTEN = Misconception(
+    "l2-need-without-hbm-roof", "The untiled bound taken as the compute peak at every prefill: at a "
+    "small prefill the matmul is memory-bound, held to the HBM roof, and L2 need only match that.",
+    "04", _HIER, "The untiled bound is the lower of the HBM roof and the peak; which one is it at m = 1?")
+
+
 def _l2_for_free_tiles_wrong() -> dict:
     right = _l2_for_free_tiles()
     wrong = {FULL_TILES_ONLY: _l2_needed_tbs(TOKENS_MAX),
              SQUARE_TILE_INTENSITY: _l2_for_free_tiles(TILE / 2),
-             PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False)}
+             PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False),
+             HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False)}
     return {k: v for k, v in wrong.items() if abs(v / right - 1) > 1e-3}
 
 
@@ -383,7 +416,7 @@ EXERCISES = [
                "Compare matmul_intensity(4096, 128, 4096, 2) with the B200's ridge point "
                "get_accelerator('B200').ridge_point('bf16').")),
     ValueExercise(
-        "04.2", expected=_decode_gemv_time_us, rel_tol=1e-3,
+        "04.2", quantity=("time", "data"), expected=_decode_gemv_time_us, rel_tol=1e-3,
         wrong_answers=_decode_gemv_wrong, variants=_GEMV_VARIANTS,
         concepts=("roofline-bound",),
         form="a float: the time in microseconds (us), not seconds, of the 1 x {hidden} GEMV on "

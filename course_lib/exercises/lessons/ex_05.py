@@ -13,7 +13,7 @@ import numpy as np
 from course_lib import formats as F
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import other_accelerator, shared
 from course_lib.hardware import bytes_per_element, get_accelerator
 
 __all__ = ["EXERCISES"]
@@ -40,6 +40,13 @@ BF16_TIME = Misconception(
 FP8_NOT_INT4 = Misconception(
     "fp8-not-int4", "8-bit weights where 4-bit ones were asked: an INT4 weight is half a byte.",
     "05", _HARDWARE, "bytes_per_element('int4') is 0.5.")
+INT4_FOUR_BYTES = Misconception(
+    "int4-four-bytes", "An INT4 weight taken as 4 bytes: the 4 is bits, so a weight is half a byte, and "
+    "the INT4 read is the shorter one.", "05", _HARDWARE, "bytes_per_element('int4') is 0.5.")
+BF16_CAST_NOT_FP16 = Misconception(
+    "bf16-cast-not-fp16", "The gradients cast to BF16 where the task stores them in FP16: BF16's "
+    "exponent range is FP32's, so it flushes almost nothing at any scale.", "05", _BF16_TRAINS,
+    "Cast to 'fp16', the format whose narrow range the loss scale is for.")
 RATIO_NOT_TIME = Misconception(
     "ratio-not-time", "The speed-up ratio where a time in ms was asked.", "05", _HARDWARE,
     "The answer is a difference of times, in ms, not a quotient.")
@@ -50,6 +57,14 @@ K_TOO_SMALL = Misconception(
 ONE_PERCENT = Misconception(
     "target-one-percent", "A 1 % target where the task asks for under 0.1 %.", "05", _BF16_TRAINS,
     "The target is a fraction of 0.001, a tenth of a percent.")
+PERCENT_AS_FRACTION = Misconception(
+    "percent-read-as-fraction", "The 0.1 % target compared with flushed_fraction as 0.1: "
+    "flushed_fraction is a fraction of the values, so 0.1 % of them is 0.001.", "05", _BF16_TRAINS,
+    "Write the target as a fraction before you compare: a percent is a hundredth.")
+PERCENT_CONVERTED_TWICE = Misconception(
+    "percent-converted-twice", "The 0.1 % target divided by 100 twice (0.001 %): 0.001 already is "
+    "0.1 % as a fraction, and flushed_fraction is a fraction.", "05", _BF16_TRAINS,
+    "Write the target once as a fraction, 0.1 / 100, and compare flushed_fraction with it.")
 SCALE_NOT_K = Misconception(
     "scale-not-exponent", "The scale 2^k where the exponent k was asked.", "05", _BF16_TRAINS,
     "Answer with k, the power of two, not the scale itself.")
@@ -105,6 +120,10 @@ def _int4_saving_wrong() -> dict:
             BF16_TIME: _read_ms("bf16"),
             FP8_NOT_INT4: _read_ms("bf16") - _read_ms("fp8"),
             RATIO_NOT_TIME: _read_ms("bf16") / _read_ms("int4"),
+            INT4_FOUR_BYTES: (_N_WEIGHTS * bytes_per_element("bf16") - _N_WEIGHTS * 4)
+            / get_accelerator("H200").mem_bandwidth * 1e3,
+            shared("other-accelerator", "05", _HARDWARE): _read_ms("bf16", other_accelerator("H200"))
+            - _read_ms("int4", other_accelerator("H200")),
             shared("bits-for-bytes", "05", _HARDWARE): 8 * saving,
             shared("seconds-for-unit", "05", _HARDWARE): saving / 1e3}
 
@@ -124,9 +143,15 @@ def _loss_scale_wrong() -> dict:
     k_min = _smallest_loss_scale_exponent()
     flushed = [F.cast_stats(grads, "fp16", 2.0 ** k).flushed_fraction for k in range(k_min + 1)]
     first_under_1_percent = next(k for k, f in enumerate(flushed) if f < 10 * _FLUSH_TARGET)
+    first_under_10_percent = next(k for k, f in enumerate(flushed) if f < 100 * _FLUSH_TARGET)
     return {K_TOO_SMALL: k_min - 1,
             ONE_PERCENT: first_under_1_percent,
-            SCALE_NOT_K: 2 ** k_min}
+            PERCENT_AS_FRACTION: first_under_10_percent,
+            PERCENT_CONVERTED_TWICE: next(k for k in range(64) if F.cast_stats(
+                grads, "fp16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET / 100),
+            SCALE_NOT_K: 2 ** k_min,
+            BF16_CAST_NOT_FP16: next(k for k in range(64) if F.cast_stats(
+                grads, "bf16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET)}
 
 
 def _per_block_int8(x, block_size):
@@ -238,9 +263,10 @@ MARGIN_TOO_LARGE = Misconception(
 def _margin_wrong() -> dict:
     right = _smallest_safe_margin()
     steady = int(np.ceil(np.log2(_DRIFT["growth"])))       # the steady growth alone, jump ignored
-    wrong = {DELAYED_SAFE: 0, MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1}
-    if steady != right:
-        wrong[STEADY_GROWTH_ONLY] = steady
+    # Most likely first (a margin two mistakes share is named in this order, with the first one's
+    # hint): a margin sized for the steady growth, before a sweep stopped one margin early.
+    wrong = {STEADY_GROWTH_ONLY: steady} if steady != right else {}
+    wrong.update({DELAYED_SAFE: 0, MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1})
     return wrong
 # --- 05.7 (design): a weight format within a memory budget and an error budget ----------------
 
@@ -417,6 +443,11 @@ RANDOM_WALK = Misconception(
     "growing as the square root of the length): a sum of positive products loses the low bits of "
     "each one the same way, so the error grows in proportion to the length.", "05", _ACCUMULATE,
     "How does the error change from 128 to 256 products in BF16, by the measurement the task gives?")
+IMPLICIT_BIT_COUNTED = Misconception(
+    "implicit-bit-counted", "The implicit leading 1 counted among the mantissa bits: a format with M "
+    "mantissa bits stores M of them and has M + 1 bits of precision; the task asks for M, as BF16's "
+    "7 and FP32's 23.", "05", _ANATOMY,
+    "Check your count against BF16: F.get_format('bf16').mantissa_bits is 7, its precision 8 bits.")
 CATALOG_ONLY = Misconception(
     "catalog-accumulator-only", "Only the catalog's widths tried (BF16 7 bits, FP16 and TF32 10, FP32 "
     "23): the accumulator of the task may have any whole number of mantissa bits.", "05", _ACCUMULATE,
@@ -435,7 +466,7 @@ def _fewest_bits_wrong() -> dict:
                   if _one_sum_error(F.get_format(f).mantissa_bits) <= SUM_TOLERANCE)
     right = _fewest_bits()
     return {k: v for k, v in {STAGNATION_ONLY: never_stalls, RANDOM_WALK: walk,
-                              CATALOG_ONLY: catalog}.items() if v != right}
+                              CATALOG_ONLY: catalog, IMPLICIT_BIT_COUNTED: right + 1}.items() if v != right}
 
 
 EXERCISES = [
@@ -448,7 +479,7 @@ EXERCISES = [
                "with M the mantissa bits.",
                "Compare F.encode(1/3, 'fp16').rel_error with F.encode(1/3, 'bf16').rel_error.")),
     ValueExercise(
-        "05.2", expected=_int4_saving_ms, rel_tol=1e-3, wrong_answers=_int4_saving_wrong,
+        "05.2", quantity=("time", "data"), expected=_int4_saving_ms, rel_tol=1e-3, wrong_answers=_int4_saving_wrong,
         concepts=("bytes-per-element",),
         form="a float: milliseconds (ms) saved per full read of the weights",
         hints=("Reading N values of b bytes at bandwidth beta takes N b / beta seconds.",

@@ -88,13 +88,33 @@ def _doubling_wrong() -> dict:
             AREA_QUARTERS: _closest_choice((64 / 128) ** 2)}
 
 
+ONE_OPERAND_STAGED = Misconception(
+    "one-operand-staged", "Only A's slice counted in shared memory: each stage holds a T x tile_k "
+    "slice of A and a tile_k x T slice of B.", "06", _TILED,
+    "Write the bytes of one stage as b (T tile_k + tile_k T), then multiply by the stages.")
+TILE_K_MISREAD = Misconception(
+    "tile-k-not-the-tasks", "Slices 32 deep (the lesson's example) where the task's are 64: deeper "
+    "slices take more shared memory for the same tile side.", "06", _TILED,
+    "Use the task's tile_k, 64, in stages x b x 2 T tile_k.")
+OTHER_BLOCK_SIZE = Misconception(
+    "block-size-not-the-tasks", "Another block size than the task's 200: FlashAttention's traffic "
+    "depends on it, since K and V are read once per block of queries.", "06", _ATTENTION,
+    "Pass block_size=200, as the task states, for the answer; try others afterwards.")
+NAIVE_WITHOUT_ND = Misconception(
+    "naive-count-without-nd", "Naive attention counted as 4 N^2 elements only: it also reads Q, K and V "
+    "and writes O, 4 N d more.", "06", _ATTENTION, "Use the whole count, 4 N^2 + 4 N d.")
+
+
 def _h200_tile_wrong() -> dict:
     acc = get_accelerator("H200")
     single = tile_limit("H200", "bf16", tile_k=64, stages=1)
+    # Leaving out B's slice gives what one stage gives: both are named, one stage first.
     return {ONE_STAGE: single.smem_limit,
+            ONE_OPERAND_STAGED: acc.max_shared_mem_bytes_per_block // (2 * 2 * 64) // 16 * 16,
             NOT_16: acc.max_shared_mem_bytes_per_block // (2 * 2 * 2 * 64),
             shared("fp32-bytes", "06", _TILED): tile_limit("H200", "fp32", tile_k=64, stages=2).smem_limit,
-            REGISTER_LIMIT: single.register_limit}
+            REGISTER_LIMIT: single.register_limit,
+            TILE_K_MISREAD: tile_limit("H200", "bf16", tile_k=32, stages=2).smem_limit}
 
 
 def _causal_saving_wrong() -> dict:
@@ -104,7 +124,9 @@ def _causal_saving_wrong() -> dict:
     return {NO_CAUSAL: naive / full,
             FLASH_LINEAR: naive / (4 * 3000 * 48),
             INVERSE: causal / naive,
-            NAIVE_HALVED: naive / 2 / causal}
+            NAIVE_HALVED: naive / 2 / causal,
+            NAIVE_WITHOUT_ND: 4 * 3000 ** 2 / causal,
+            OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved}
 
 
 def _h200_tile() -> int:
@@ -166,8 +188,12 @@ def _softmax_graph(rows=1000, cols=3001, b=2):
     return ops, sizes
 
 
-def _softmax_saving() -> float:
+def _softmax_saving(row_stats=True) -> float:
+    """Bytes saved by fusing the four kernels (``row_stats`` False: m and l left out, a known
+    mistake that lands within 0.1 % of the answer)."""
     ops, sizes = _softmax_graph()
+    if not row_stats:
+        sizes = dict(sizes, m=0, l=0)
     four = graph_traffic(ops, sizes, [(o[0],) for o in ops], ("O",))
     one = graph_traffic(ops, sizes, [tuple(o[0] for o in ops)], ("O",))
     return four.bytes_moved - one.bytes_moved
@@ -187,12 +213,27 @@ INTERMEDIATE_ONCE = Misconception(
     "Count P's write and its read back, and likewise for m and l.")
 
 
+ROW_STATS_LEFT_OUT = Misconception(
+    "row-statistics-left-out", "P counted but not the row statistics m and l: unfused, each is "
+    "written by one kernel and read back by the next too, a small term but one the task names.",
+    "06", _FUSION, "List every tensor that crosses HBM between two kernels, the row vectors included.")
+
+
+S_REREAD_FORGOTTEN = Misconception(
+    "second-read-of-s-forgotten", "The intermediates' traffic alone: unfused, S is read twice, by rowmax "
+    "and by sub_exp, and fused once, so one read of S is saved too.", "06", _FUSION,
+    "List each kernel's reads: which tensor do two kernels both read from HBM?")
+
+
 def _softmax_saving_wrong() -> dict:
-    # Leaving out the row statistics m and l (4E elements only) is rejected but not named: it lies
-    # within 0.1 % of the answer, closer than a misconception may be matched.
+    # Leaving out the row statistics m and l lies within 0.1 % of the answer: it is named because
+    # the check looks for listed wrong answers before it applies the tolerance.
     e, b = 1000 * 3001, 2
     right = _softmax_saving()
-    return {ELEMENTS_NOT_BYTES: right / b,
+    # Forgetting that S is read twice unfused gives the value of P counted once: both are named.
+    return {ROW_STATS_LEFT_OUT: _softmax_saving(row_stats=False),
+            S_REREAD_FORGOTTEN: right - b * 2 * e,
+            ELEMENTS_NOT_BYTES: right / b,
             TOTAL_NOT_SAVING: right + b * 2 * e,
             shared("fp32-bytes", "06", _FUSION): 2 * right,
             INTERMEDIATE_ONCE: right - b * 2 * e}
@@ -233,7 +274,11 @@ def _skinny_feasible(register_kib) -> str | None:
     best = _skinny_best_tile(register_kib)
     if _covers(best):
         return None
-    cover = next(row for row in _skinny_table() if _covers(row) and row[1] * row[2] * 4 <= register_kib * 1024)
+    cover = next((row for row in _skinny_table() if _covers(row) and row[1] * row[2] * 4 <= register_kib * 1024),
+                 None)
+    if cover is None:
+        return (f"with {register_kib} KiB no tile that covers all {SKINNY[0]} rows fits its FP32 running sums "
+                f"in the registers; the fewest bytes, {best[0] / 1e6:.1f} MB, come from a {best[1]} x {best[2]} tile")
     return (f"with {register_kib} KiB the fewest bytes, {best[0] / 1e6:.1f} MB, come from a {best[1]} x {best[2]} "
             f"tile, which does not cover all {SKINNY[0]} rows; the best tile that does moves {cover[0] / 1e6:.1f} MB")
 
@@ -286,8 +331,11 @@ def _attn_smem_bytes(bq, bk, score_tile=True, stages=2, score_bytes=4, element_b
     return q + kv + (bq * bk * score_bytes if score_tile else 0)
 
 
-def _attn_fits(bq, bk, registers=True, score_tile=True) -> bool:
-    return _attn_smem_bytes(bq, bk, score_tile) <= ATTN_SMEM and (not registers or bq * ATTN_D * 4 <= ATTN_REGS)
+def _attn_fits(bq, bk, registers=True, score_tile=True, accumulator_bytes=4) -> bool:
+    """Within both budgets; ``accumulator_bytes`` is the size of a score and of an output running
+    sum (FP32, 4; BF16, 2, is a known mistake)."""
+    return (_attn_smem_bytes(bq, bk, score_tile, score_bytes=accumulator_bytes) <= ATTN_SMEM
+            and (not registers or bq * ATTN_D * accumulator_bytes <= ATTN_REGS))
 
 
 def _attn_elements(bq, bk) -> float:
@@ -298,11 +346,20 @@ _ATTN_GRID = range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP)
 
 
 @functools.lru_cache(maxsize=None)
-def _attn_fewest(equal=False, registers=True, score_tile=True) -> float:
+def _attn_fewest(equal=False, registers=True, score_tile=True, accumulator_bytes=4, moved=None) -> float:
     """The fewest elements any (block_q, block_k) on the grid moves within the budgets. The count
-    depends on block_q alone, so for each block_q the smallest block_k is the one to try."""
+    depends on block_q alone, so for each block_q the smallest block_k is the one to try.
+    ``moved``: 'reads' counts the reads only, 'no-lse' O's writes without the log-sum-exp (known
+    mistakes)."""
     pairs = [(bq, bq) for bq in _ATTN_GRID] if equal else [(bq, ATTN_STEP) for bq in _ATTN_GRID]
-    return min(_attn_elements(bq, bk) for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile))
+    best = min((bq for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile, accumulator_bytes)),
+               key=lambda bq: _attn_elements(bq, ATTN_STEP))
+    traffic = flash_attention_traffic(ATTN_N, ATTN_D, (best, ATTN_STEP))
+    if moved == "reads":
+        return traffic.elements_read
+    if moved == "no-lse":
+        return traffic.elements_read + ATTN_N * ATTN_D
+    return traffic.elements_moved
 
 
 EQUAL_BLOCKS = Misconception(
@@ -324,9 +381,33 @@ BYTES_NOT_ELEMENTS = Misconception(
     "06", _ATTENTION, "Leave the count in elements; do not multiply by 2 bytes.")
 
 
+WRITES_LEFT_OUT = Misconception(
+    "attention-writes-left-out", "The reads alone: FlashAttention also writes its output O, N x d "
+    "elements, and one log-sum-exp per row, to HBM.", "06", _ATTENTION,
+    "Section 6's count is reads plus writes: which tensors leave the chip at the end of each query block?")
+LSE_LEFT_OUT = Misconception(
+    "log-sum-exp-write-left-out", "O's writes counted but not the log-sum-exp: each query row also "
+    "writes one statistic for the backward pass, N more elements.", "06", _ATTENTION,
+    "Count the writes per query row: d values of O and one more.")
+ACCUMULATORS_BF16_ATTN = Misconception(
+    "attention-accumulators-in-bf16", "The scores and the output running sums taken as BF16, 2 "
+    "bytes: the inputs are BF16, but S = Q K^T and O are accumulated in FP32, 4 bytes each.", "06",
+    "3. Down to the tensor core", "Count 4 bytes per score and per output accumulator, whatever the "
+    "inputs' format.")
+BF16_AND_REGISTERS = Misconception(
+    "bf16-accumulators-and-registers-ignored", "Two mistakes at once: the score tile taken as BF16 "
+    "(it is accumulated in FP32, 4 bytes a score), and the register budget left out (the block_q x d "
+    "FP32 output accumulator must fit 128 KiB).", "06", _ATTENTION,
+    "Count 4 bytes per score in shared memory, then check block_q x d x 4 bytes against 128 KiB.")
+
+
 def _attn_wrong() -> dict:
     right = _attn_fewest()
     return {EQUAL_BLOCKS: _attn_fewest(equal=True),
+            BF16_AND_REGISTERS: _attn_fewest(registers=False, accumulator_bytes=2),
+            ACCUMULATORS_BF16_ATTN: _attn_fewest(accumulator_bytes=2),
+            WRITES_LEFT_OUT: _attn_fewest(moved="reads"),
+            LSE_LEFT_OUT: _attn_fewest(moved="no-lse"),
             REGISTERS_IGNORED: _attn_fewest(registers=False),
             SCORE_TILE_FORGOTTEN: _attn_fewest(equal=True, score_tile=False),
             BYTES_NOT_ELEMENTS: 2 * right,
@@ -389,7 +470,7 @@ EXERCISES = [
                "Sanity check: at your budget, and not at one KiB less, the fewest-bytes tile within both "
                "budgets covers all 200 rows.")),
     ValueExercise(
-        "06.7", expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_attn_wrong,
+        "06.7", quantity=(), expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_attn_wrong,
         concepts=("flash-attention", "tile-sizing"),
         form="a number: the fewest elements moved between HBM and the chip by any block_q and block_k "
              "(multiples of 16 from 16 to 1024) within 192 KiB of shared memory and 128 KiB of "

@@ -205,6 +205,16 @@ def _chinchilla_params() -> float:
     return compute_optimal(TASK_BUDGET_FLOPS, 20).params
 
 
+BUDGET_TEN_TIMES_LESS = Misconception(
+    "budget-exponent-one-less", "The budget read with one power of ten fewer (2.4e23 for 2.4e24): the "
+    "formula is right, the budget is not; the parameters follow its square root.", "07", _TRAINING,
+    "Write the task's budget again, counting its power of ten.")
+BUDGET_TEN_TIMES_MORE = Misconception(
+    "budget-exponent-one-more", "The budget read with one power of ten more (2.4e25 for 2.4e24): the "
+    "formula is right, the budget is not; the parameters follow its square root.", "07", _TRAINING,
+    "Write the task's budget again, counting its power of ten.")
+
+
 def _chinchilla_wrong() -> dict:
     c = TASK_BUDGET_FLOPS
     right = compute_optimal(c, 20)
@@ -212,7 +222,9 @@ def _chinchilla_wrong() -> dict:
             FORWARD_ONLY: math.sqrt(c / (2 * 20)),
             SIX_FORGOTTEN: math.sqrt(c / 20),
             NO_SQUARE_ROOT: c / (6 * 20),
-            RATIO_INVERTED: math.sqrt(c * 20 / 6)}
+            RATIO_INVERTED: math.sqrt(c * 20 / 6),
+            BUDGET_TEN_TIMES_LESS: compute_optimal(c / 10, 20).params,
+            BUDGET_TEN_TIMES_MORE: compute_optimal(c * 10, 20).params}
 
 
 #: 07.7: the service the task describes (its trace is rebuilt here from the same seed).
@@ -276,7 +288,7 @@ FREE_MEMORY_FOR_KV = Misconception(
     "task gives the cache a budget of its own.", "07", _KV,
     "Divide the task's cache budget, not the free memory, by one slot's cache at the longest request.")
 GIB_FOR_GB = Misconception(
-    "gib-for-gb", "GiB (2^30 bytes) where GB (10^9 bytes) was given, a factor of about 1.07.", "07", _KV,
+    "gib-for-gb", "GiB (2^30 bytes) where GB (10^9 bytes) was given.", "07", _KV,
     "A budget in GB is that many times 1e9 bytes.")
 
 
@@ -463,10 +475,37 @@ FRACTIONAL_BATCH = Misconception(
     "tokens per second (batch / step time) again.")
 
 
+BATCH_LINEAR_IN_BANDWIDTH = Misconception(
+    "batch-linear-in-bandwidth", "Each scheme's batch taken to grow in proportion to the bandwidth: "
+    "every step first reads all the weights, a fixed cost, and only the bandwidth left after them buys "
+    "sequences of cache, so the scheme with the smaller weights gains less from it.", "07", _DECODE,
+    "Write one 20 ms step's bytes as weights + batch x cache per sequence, and solve for the batch at "
+    "a new bandwidth.")
+
+
+@functools.lru_cache(maxsize=None)
+def _linear_batch_tbs() -> float:
+    """The crossover if each scheme's batch at the H200's own bandwidth grew in proportion to the
+    bandwidth (up to what fits): the fixed read of the weights left out."""
+    base_tbs = get_accelerator(SCHEME_ACCELERATOR).mem_bandwidth / 1e12
+    base = {p: _scheme_serving(p)[0] for p in ("fp8", "int4 weights")}
+    lo, hi = (round(x / SCHEME_GRID_TBS) for x in SCHEME_SEARCH_TBS)
+    for step in range(lo, hi + 1):
+        acc = _h200_with(_grid(step * SCHEME_GRID_TBS))
+        rate = {}
+        for p, b0 in base.items():
+            batch = min(max_batch(SCHEME_MODEL, acc, SCHEME_CONTEXT, p), math.floor(b0 * acc.mem_bandwidth / 1e12 / base_tbs))
+            rate[p] = decode_step(SCHEME_MODEL, acc, batch, SCHEME_CONTEXT, p).tokens_per_s
+        if rate["fp8"] >= rate["int4 weights"]:
+            return _grid(step * SCHEME_GRID_TBS)
+    return float("nan")
+
+
 def _scheme_wrong() -> dict:
     right = _fp8_overtakes_tbs()
     wrong = {SCHEME_LATENCY_IGNORED: _fp8_overtakes_tbs(latency=False),
-             FRACTIONAL_BATCH: _fractional_batch_tbs()}
+             FRACTIONAL_BATCH: _fractional_batch_tbs(),
+             BATCH_LINEAR_IN_BANDWIDTH: _linear_batch_tbs()}
     return {k: v for k, v in wrong.items() if abs(v - right) > SCHEME_GRID_TBS / 2}
 
 
@@ -488,7 +527,7 @@ EXERCISES = [
                "N is get_model('{model}').params; the peak is the {accelerator}'s dense BF16 rate.",
                "Divide seconds by 86400 to get days.")),
     ValueExercise(
-        "07.3", expected=_usd_per_million_mistral, rel_tol=1e-3,
+        "07.3", quantity=("unit", "time"), expected=_usd_per_million_mistral, rel_tol=1e-3,
         wrong_answers=_usd_per_million_wrong, concepts=("serving-cost",),
         form="a float: US dollars per million generated tokens",
         hints=("First find tokens per second: batch / (time of one decode step).",
@@ -529,7 +568,7 @@ EXERCISES = [
                "(arrival steps = floor(arrival_s / step_s), with step_s from decode_step at that batch).",
                "Keep every count whose p99 (steps x step_s) is at most 16 s; any of them is a valid answer.")),
     ValueExercise(
-        "07.8", expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_deployment_wrong,
+        "07.8", quantity=("unit", "time"), expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_deployment_wrong,
         concepts=("serving-cost", "decode-bound", "kv-cache"),
         form="a float: dollars per million generated tokens of the cheapest deployment (2, 4 or 8 GPUs, "
              "any whole batch) whose weights and cache fit and whose decode step takes at most 20 ms",
@@ -541,7 +580,7 @@ EXERCISES = [
                "Sanity check: one sequence more than your batch must break a constraint; note which one. "
                "If it is always the memory, you have not applied the 20 ms target.")),
     ValueExercise(
-        "07.9", expected=_fp8_overtakes_tbs, rel_tol=0.0, abs_tol=SCHEME_GRID_TBS / 2,
+        "07.9", quantity="data", expected=_fp8_overtakes_tbs, rel_tol=0.0, abs_tol=SCHEME_GRID_TBS / 2,
         wrong_answers=_scheme_wrong, concepts=("decode-bound", "kv-cache"),
         form="a float: the HBM bandwidth in TB/s, a multiple of 0.01, the smallest at which 'fp8' serves "
              "at least as many tokens per second as 'int4 weights' (batch fits, step at most 20 ms)",

@@ -6,6 +6,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import replace
 
 from course_lib.exercises.feedback import Misconception
@@ -50,6 +51,14 @@ ELEMENTS = Misconception(
 ALL_LINKS = Misconception(
     "all-links-summed", "All links together where one link was asked.", "08", _COLLECTIVES,
     "Look at the links one by one and take the busiest.")
+FLOAT64 = Misconception(
+    "float64-for-float32", "8-byte (float64) values where the task's are float32: NumPy's default "
+    "dtype is float64, but the buffer holds 4-byte floats.", "08", _COLLECTIVES,
+    "Take the element size from the task: a float32 is 4 bytes.")
+ZERO_STAGE_SHIFTED_DOWN = Misconception(
+    "zero-stage-shifted-down", "ZeRO's stages shifted down by one, as if stage 1 sharded nothing: "
+    "stage 1 already shards the optimizer state, stage 2 the gradients too, stage 3 the weights too.",
+    "08", _ZERO, "Stage 0 shards nothing; stage s divides the first s kinds of state by dp.")
 ZERO_STAGE_SHIFTED = Misconception(
     "zero-stage-shifted", "ZeRO's stages shifted by one: stage 1 shards the optimizer state, stage "
     "2 also the gradients, stage 3 also the weights.", "08", _ZERO,
@@ -76,6 +85,23 @@ def _tp_wrong() -> dict:
     return {NVLINK_ACROSS_NODES: _tp_verdict("nvlink")}
 
 
+RING_FRACTION_FORGOTTEN = Misconception(
+    "ring-fraction-forgotten", "2 S / beta, the buffer sent twice, with no (n - 1) / n and no latency: "
+    "each of the 2 (n - 1) steps sends one chunk of S / n, and pays alpha.", "08", _COLLECTIVES,
+    "Use 2 (n - 1) alpha + 2 (n - 1) / n * S / beta.")
+LATENCY_LEFT_OUT = Misconception(
+    "ring-latency-left-out", "The bandwidth term alone: the alpha-beta model also pays the link's "
+    "latency alpha at each of the ring's 2 (n - 1) steps, a small term but one the model names.", "08",
+    _COLLECTIVES, "Add 2 (n - 1) alpha, with alpha the link's latency_s.")
+BF16_FOR_FLOAT32 = Misconception(
+    "bf16-for-float32", "2-byte values where the task's are float32, 4 bytes each.", "08", _COLLECTIVES,
+    "Take the element size from the task: a float32 is 4 bytes.")
+TEXTBOOK_ROUNDED = Misconception(
+    "chunks-assumed-even-rounded", "The textbook 2 (n - 1) / n S rounded to whole bytes: it assumes even "
+    "chunks; with 23 values on 6 ranks the chunks are uneven and the busiest link carries more.", "08",
+    _COLLECTIVES, "Simulate the ring and take the busiest link.")
+
+
 def _h200_all_reduce_ms() -> float:
     """Ring all-reduce of 13 B bf16 gradients over 8 H200s on NVLink, alpha-beta, in ms."""
     return collective_time_s("all_reduce", 2 * 13e9, 8, get_link("H200", "nvlink")) * 1e3
@@ -89,6 +115,9 @@ def _all_reduce_wrong() -> dict:
                 collective_time_s("all_reduce", nbytes, 8, both_ways) * 1e3,
             REDUCE_SCATTER_ONLY: collective_time_s("reduce_scatter", nbytes, 8, link) * 1e3,
             WHOLE_BUFFER: nbytes / link.bandwidth_bytes_per_s * 1e3,
+            RING_FRACTION_FORGOTTEN: 2 * nbytes / link.bandwidth_bytes_per_s * 1e3,
+            # 0.05 % low, inside the tolerance: named because listed answers are looked for first
+            LATENCY_LEFT_OUT: collective_time_s("all_reduce", nbytes, 8, replace(link, latency_s=0.0)) * 1e3,
             shared("fp32-bytes", "08", _COLLECTIVES): collective_time_s("all_reduce", 2 * nbytes, 8, link) * 1e3,
             shared("seconds-for-unit", "08", _COLLECTIVES): collective_time_s("all_reduce", nbytes, 8, link),
             shared("bits-for-bytes", "08", "Misconceptions"):
@@ -104,9 +133,12 @@ def _busiest_link_wrong() -> dict:
     links = ring_all_reduce_link_bytes(23, 6, 4)
     n, size = 6, 23 * 4
     return {TEXTBOOK_EVEN: 2 * (n - 1) / n * size,
+            TEXTBOOK_ROUNDED: float(math.ceil(2 * (n - 1) / n * size)),
             LEAST_LOADED: float(links.min()),
             ELEMENTS: float(links.max()) / 4,
             shared("bits-for-bytes", "08", "Misconceptions"): 8 * float(links.max()),
+            FLOAT64: float(ring_all_reduce_link_bytes(23, 6, 8).max()),
+            BF16_FOR_FLOAT32: float(ring_all_reduce_link_bytes(23, 6, 2).max()),
             ALL_LINKS: float(links.sum())}
 
 
@@ -121,7 +153,11 @@ def _zero_wrong() -> dict:
 
     def shifted(n_params, dp, stage):
         return zero_model_state_bytes(n_params, dp, min(stage + 1, 3)).total
-    return {shared("adam-14-bytes", "08", "Misconceptions"): fourteen, ZERO_STAGE_SHIFTED: shifted}
+
+    def shifted_down(n_params, dp, stage):
+        return zero_model_state_bytes(n_params, dp, max(stage - 1, 0)).total
+    return {shared("adam-14-bytes", "08", "Misconceptions"): fourteen, ZERO_STAGE_SHIFTED: shifted,
+            ZERO_STAGE_SHIFTED_DOWN: shifted_down}
 
 
 def _zero_cases(rng) -> list:
@@ -268,8 +304,22 @@ NO_TP_FULL_RECOMPUTE = Misconception(
     "of a plan with tp = 2.")
 
 
+COLLEAGUE_ESTIMATE = Misconception(
+    "colleague-plan-estimate", "The colleague's own plan's estimated step: that plan does not fit once "
+    "its activations are corrected, and the task asks for the fastest plan that does.", "08", _ZERO,
+    "Correct the colleague's memory with the measured activations first: does the plan still fit?")
+ZERO_STAGE_FIXED = Misconception(
+    "zero-stage-kept-fixed", "The colleague's ZeRO stage kept while the other knobs change: the stage "
+    "is a knob too, and a higher one frees memory per GPU that lets a faster plan fit.", "08", _ZERO,
+    "Search zero_stage over 1, 2 and 3 with the other knobs, not only the colleague's stage.")
+
+
 def _layout_wrong() -> dict:
-    return {NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 1),
+    fixed = LAYOUT_COLLEAGUE["zero_stage"]
+    colleague = next(est.step_time_s for plan, est in _layouts() if _is_colleague(plan))
+    return {COLLEAGUE_ESTIMATE: colleague,
+            ZERO_STAGE_FIXED: _fastest_layout(lambda plan, est: _really_fits(est) and plan.zero_stage == fixed),
+            NO_TP_FULL_RECOMPUTE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 1),
             MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
             ESTIMATE_TRUSTED: _fastest_layout(lambda plan, est: est.fits),
             ZERO3_SLOW: _fastest_layout(lambda plan, est: _really_fits(est) and plan.zero_stage < 3),
@@ -346,7 +396,7 @@ EXERCISES = [
                "For tensor parallelism the ratio is 3h/(t-1) FLOP per byte, whatever the batch.",
                "The link's ridge is efficiency x peak / bandwidth, with the network's 50 GB/s per direction.")),
     ValueExercise(
-        "08.2", expected=_h200_all_reduce_ms, rel_tol=1e-3,
+        "08.2", quantity=("time", "data"), expected=_h200_all_reduce_ms, rel_tol=1e-3,
         wrong_answers=_all_reduce_wrong, concepts=("collectives",),
         form="a float: milliseconds",
         hints=("A ring all-reduce takes 2(n-1) alpha + 2(n-1)/n * S / beta.",
@@ -379,7 +429,7 @@ EXERCISES = [
                "Sweep decode_step('Llama 3 8B', mig_accelerator('3g.40gb'), b, 2048) over b and keep the b "
                "where fits, t_step_s <= 0.020 and tokens_per_s >= 2800; any of them is valid.")),
     ValueExercise(
-        "08.6", expected=_fastest_layout, rel_tol=1e-3, wrong_answers=_layout_wrong,
+        "08.6", quantity="time", expected=_fastest_layout, rel_tol=1e-3, wrong_answers=_layout_wrong,
         concepts=("training-memory", "comm-vs-compute"),
         form="a float: seconds, the shortest step_time_s of the plans that fit in 80 GB per GPU once "
              "their activations are scaled as measured",

@@ -1,0 +1,46 @@
+"""Issue 26's round of wrong answers, kept as regression tests: each mistake, computed as the
+learner made it, must be rejected, and the ones the feedback named must stay named."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from course_lib.exercises.feedback import ExerciseError
+from course_lib.exercises.registry import get_exercise
+
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b")}
+CASES = [(name, i) for name, r in ROUNDS.items() for i in range(len(r.R)) if i not in r.RIGHT_BY_LUCK]
+
+
+@pytest.fixture(autouse=True)
+def _no_identity(monkeypatch, tmp_path):
+    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+
+
+@pytest.mark.parametrize("round_name, index", CASES)
+def test_each_wrong_answer_of_the_rounds_is_rejected_and_named(round_name, index):
+    found = ROUNDS[round_name]
+    exercise_id, mistake, compute = found.R[index]
+    with pytest.raises(ExerciseError) as info:
+        get_exercise(exercise_id).check(compute(), None)
+    if index in found.NAMED:
+        assert found.NAMED[index] in str(info.value), (exercise_id, mistake)
+
+
+def test_the_rounds_name_at_least_nine_in_ten():
+    named = [(name, i) for name, i in CASES if i in ROUNDS[name].NAMED]
+    assert len(CASES) >= 40 and len(named) >= 0.9 * len(CASES)
