@@ -119,6 +119,7 @@ SKIP_CALLABLES = {
     "course_lib.exercises.types.ChoiceExercise": "an exercise definition written by the course's authors",
     "course_lib.exercises.types.FunctionExercise": "an exercise definition written by the course's authors",
     "course_lib.exercises.types.KernelExercise": "an exercise definition written by the course's authors",
+    "course_lib.exercises.types.TileKernelExercise": "an exercise definition written by the course's authors",
     "course_lib.exercises.decision.DecisionExercise": "an exercise definition written by the course's authors",
     "course_lib.exercises.decision.OptimumExercise": "an exercise definition written by the course's authors",
     "course_lib.exercises.variants.Variants": "per-learner options of an exercise, written by the course's authors",

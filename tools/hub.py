@@ -66,6 +66,8 @@ LOCK = ROOT / "requirements" / "lock.txt"
 # /root is not (the venv links to it), so the default is Debian's (apt-get install python3-venv).
 BASE_PYTHON = os.environ.get("HUB_PYTHON", "/usr/bin/python3")
 START_TIMEOUT_S = 60
+#: Pins of the lock that do not install on Debian bookworm's Python 3.11.2 (their Requires-Python).
+UNFIT_ON_BASE_PYTHON = {"soupsieve"}
 PINNED_TIMEOUT_S = 600                # pip's resolver may backtrack for long on a pin that cannot fit
 PASSWORDS = STATE / "passwords"
 INSTRUCTOR_PASSWORDS = "class-passwords.txt"     # in the instructor's home
@@ -113,8 +115,14 @@ def _venv() -> None:
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "*.egg-info",
                                                              "__pycache__", ".pytest_cache", ".hypothesis"))
+    # The lock is made on the developers' Python; a pin that needs a newer Python than Debian's
+    # (soupsieve 4.1 wants 3.11.5, bookworm has 3.11.2) is left to pip, or its resolver backtracks
+    # for many minutes. Measured: the rest of the lock resolves on bookworm's Python in about 1 min.
+    constraints = STATE / "lock-for-hub.txt"
+    constraints.write_text("".join(line for line in LOCK.read_text().splitlines(keepends=True)
+                                   if line.split("==")[0].strip().lower() not in UNFIT_ON_BASE_PYTHON))
     try:
-        pinned = run(py, "-m", "pip", "install", "--quiet", "-c", LOCK, f"{src}[classroom,hub]", check=False,
+        pinned = run(py, "-m", "pip", "install", "--quiet", "-c", constraints, f"{src}[classroom,hub]", check=False,
                      stderr=subprocess.DEVNULL, timeout=PINNED_TIMEOUT_S).returncode
     except subprocess.TimeoutExpired:
         # Seen on bookworm's Python with an existing venv: pip backtracked for over 20 minutes
