@@ -422,7 +422,7 @@ EXERCISES = [
         wrong_answers=_mig_batch_wrong, concepts=("gpu-sharing",),
         form="an integer: a batch size that fits the 3g.40gb slice, keeps a decode step at or under 20 ms "
              "and gives at least 2800 tokens/s",
-        hints=("A 3g.40gb slice has 3/7 of the H100's compute and 4/8 of its memory and bandwidth: decode "
+        hints=("A 3g.40gb slice has 60 of the H100's 132 SMs and 4/8 of its memory and bandwidth: decode "
                "there is about twice as slow per step as on the whole GPU.",
                "The 20 ms target and the 40 GB cap the batch from above; the 2800 tokens/s floor bounds it "
                "from below (throughput = batch / step time).",
