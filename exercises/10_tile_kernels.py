@@ -145,19 +145,22 @@ def matmul_bias_relu_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
 check("10.6", matmul_bias_relu_kernel)
 
 # %% [markdown]
-# ### Exercise 10.7: grouped program order
+# ### Exercise 10.7: grouped program order, by columns
 #
-# Write `grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)`
-# computing $C = AB$ on a **1D grid** of $\lceil M/32\rceil\lceil N/32\rceil$ programs, blocks of 32,
-# `GROUP_M` = 4. **Cost target:** the HBM bytes when waves of 8 consecutive programs share their
-# reads (`profile.hbm_bytes(8)`) at most those of grouped order
-# (`grouped_matmul_traffic(M, K, N, 32, 32, 4, 8, 4).bytes_waves`), and each tile loaded once per K step.
+# Section 5's kernel groups tile **rows**. Write `grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+# BLOCK_M, BLOCK_N, BLOCK_K, GROUP_N)` computing $C = AB$ on a **1D grid** of
+# $\lceil M/32\rceil\lceil N/32\rceil$ programs, blocks of 32, whose programs walk groups of
+# `GROUP_N` = 4 tile **columns** row by row (the last group may have fewer columns): program 0 takes
+# tile (0, 0), program 1 tile (0, 1), ..., program 4 tile (1, 0). **Cost target:** every program on
+# its tile of that order; the HBM bytes when waves of 8 consecutive programs share their reads
+# (`profile.hbm_bytes(8)`) at most those of that order (`grouped_matmul_traffic(N, K, M, 32, 32, 4, 8,
+# 4).bytes_waves`: the row model on the transposed grid); and each tile loaded once per K step.
 
 # %%
 @triton.jit
 def grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                          BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-    raise NotImplementedError("exercise 10.7: grouped program order")
+                          BLOCK_K: tl.constexpr, GROUP_N: tl.constexpr):
+    raise NotImplementedError("exercise 10.7: grouped program order, by columns")
 
 
 check("10.7", grouped_matmul_kernel)

@@ -433,7 +433,7 @@ if has_gpu:
 # sum (10.2) practise section 2's masks; a row sum (10.3) and a softmax (10.5) over rows longer
 # than one block need a loop over the row, the second an online max and rescaled sum; a fused
 # LayerNorm (10.4) and cross-entropy (10.10) follow section 4's RMSNorm; a matmul with a fused
-# bias and ReLU (10.6) and one in grouped order (10.7) follow section 5; sliding-window attention
+# bias and ReLU (10.6) and one grouped by columns (10.7) follow section 5; sliding-window attention
 # (10.8) follows section 6; a matmul with INT4 weights packed two per byte (10.9) follows
 # section 7. `check` runs your kernel on random sizes that no block divides, again with
 # adversarial values (large magnitudes, a large mean, rows a window leaves empty), and on a size

@@ -203,27 +203,30 @@ def matmul_bias_relu_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
 check("10.6", matmul_bias_relu_kernel)
 
 # %% [markdown]
-# ### Exercise 10.7: grouped program order
+# ### Exercise 10.7: grouped program order, by columns
 #
-# Write `grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)`
-# computing $C = AB$ on a **1D grid** of $\lceil M/32\rceil\lceil N/32\rceil$ programs, blocks of 32,
-# `GROUP_M` = 4. **Cost target:** the HBM bytes when waves of 8 consecutive programs share their
-# reads (`profile.hbm_bytes(8)`) at most those of grouped order
-# (`grouped_matmul_traffic(M, K, N, 32, 32, 4, 8, 4).bytes_waves`), and each tile loaded once per K step.
+# Section 5's kernel groups tile **rows**. Write `grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+# BLOCK_M, BLOCK_N, BLOCK_K, GROUP_N)` computing $C = AB$ on a **1D grid** of
+# $\lceil M/32\rceil\lceil N/32\rceil$ programs, blocks of 32, whose programs walk groups of
+# `GROUP_N` = 4 tile **columns** row by row (the last group may have fewer columns): program 0 takes
+# tile (0, 0), program 1 tile (0, 1), ..., program 4 tile (1, 0). **Cost target:** every program on
+# its tile of that order; the HBM bytes when waves of 8 consecutive programs share their reads
+# (`profile.hbm_bytes(8)`) at most those of that order (`grouped_matmul_traffic(N, K, M, 32, 32, 4, 8,
+# 4).bytes_waves`: the row model on the transposed grid); and each tile loaded once per K step.
 
 # %%
 @triton.jit
 def grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                          BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                          BLOCK_K: tl.constexpr, GROUP_N: tl.constexpr):
     ### BEGIN SOLUTION
     pid = tl.program_id(0)
     n_m = tl.cdiv(M, BLOCK_M)
     n_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * n_n
-    first_m = (pid // per_group) * GROUP_M
-    rows_in_group = tl.minimum(n_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % rows_in_group
-    pid_n = (pid % per_group) // rows_in_group
+    per_group = GROUP_N * n_m
+    first_n = (pid // per_group) * GROUP_N
+    cols_in_group = tl.minimum(n_n - first_n, GROUP_N)
+    pid_n = first_n + (pid % per_group) % cols_in_group
+    pid_m = (pid % per_group) // cols_in_group
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)

@@ -325,15 +325,15 @@ def matmul_store_reload(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
 
 @triton.jit
 def grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                          BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                          BLOCK_K: tl.constexpr, GROUP_N: tl.constexpr):
     pid = tl.program_id(0)
     n_m = tl.cdiv(M, BLOCK_M)
     n_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * n_n
-    first_m = (pid // per_group) * GROUP_M
-    rows_in_group = tl.minimum(n_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % rows_in_group
-    pid_n = (pid % per_group) // rows_in_group
+    per_group = GROUP_N * n_m
+    first_n = (pid // per_group) * GROUP_N
+    cols_in_group = tl.minimum(n_n - first_n, GROUP_N)
+    pid_n = first_n + (pid % per_group) % cols_in_group
+    pid_m = (pid % per_group) // cols_in_group
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
@@ -348,7 +348,7 @@ def grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, B
 
 @triton.jit
 def grouped_matmul_row_major(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                             BLOCK_K: tl.constexpr, GROUP_N: tl.constexpr):
     pid = tl.program_id(0)
     n_n = tl.cdiv(N, BLOCK_N)
     pid_m = pid // n_n
@@ -367,15 +367,15 @@ def grouped_matmul_row_major(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr
 
 @triton.jit
 def grouped_matmul_no_k_mask(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                             BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+                             BLOCK_K: tl.constexpr, GROUP_N: tl.constexpr):
     pid = tl.program_id(0)
     n_m = tl.cdiv(M, BLOCK_M)
     n_n = tl.cdiv(N, BLOCK_N)
-    per_group = GROUP_M * n_n
-    first_m = (pid // per_group) * GROUP_M
-    rows_in_group = tl.minimum(n_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % per_group) % rows_in_group
-    pid_n = (pid % per_group) // rows_in_group
+    per_group = GROUP_N * n_m
+    first_n = (pid // per_group) * GROUP_N
+    cols_in_group = tl.minimum(n_n - first_n, GROUP_N)
+    pid_n = first_n + (pid % per_group) % cols_in_group
+    pid_m = (pid % per_group) // cols_in_group
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
@@ -384,6 +384,30 @@ def grouped_matmul_no_k_mask(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr
         kk = k0 + rk
         a = tl.load(a_ptr + rm[:, None] * K + kk[None, :], mask=rm[:, None] < M, other=0.0)
         b = tl.load(b_ptr + kk[:, None] * N + rn[None, :], mask=rn[None, :] < N, other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def grouped_matmul_rows(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                        BLOCK_K: tl.constexpr, GROUP_N: tl.constexpr):
+    # the lesson's order (groups of tile rows), copied instead of designed
+    pid = tl.program_id(0)
+    n_m = tl.cdiv(M, BLOCK_M)
+    n_n = tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_N * n_n
+    first_m = (pid // per_group) * GROUP_N
+    rows_in_group = tl.minimum(n_m - first_m, GROUP_N)
+    pid_m = first_m + (pid % per_group) % rows_in_group
+    pid_n = (pid % per_group) // rows_in_group
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        kk = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
@@ -667,6 +691,7 @@ BROKEN = [
     ("matmul_bias_relu", matmul_store_reload, ("over the cost target", "store C once")),
     ("grouped_matmul", grouped_matmul_row_major, ("over the cost target", "row-major")),
     ("grouped_matmul", grouped_matmul_no_k_mask, ("outside", "mask")),
+    ("grouped_matmul", grouped_matmul_rows, ("over the cost target", "groups rows")),
     ("window_attention", window_attention_no_rescale, ("[mistake: no-rescale]",)),
     ("window_attention", window_attention_from_zero, ("over the cost target", "starts at 0")),
     ("window_attention", window_attention_unsafe_max, ("NaN", "-inf")),

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import triton
 from .kernels import next_pow2
-from .order import grouped_matmul_traffic
+from .order import grouped_matmul_traffic, tile_order
 from .profile import TileAccessError, TileProfile, profile_launch
 
 __all__ = ["TileTask", "TileCheckError", "TileRun", "Mistake", "CostTarget", "TASKS", "check_tile_kernel", "run_tile_task"]
@@ -421,9 +421,12 @@ MATMUL_BIAS_RELU = TileTask(
     atol=2e-3, rtol=1e-4, adversarial_text="entries of A around 30")
 
 
-# --- 10.7 grouped program order -----------------------------------------------------------------
+# --- 10.7 grouped program order, by columns -----------------------------------------------------
+# Lesson 10's worked matmul groups tile *rows* (GROUP_M); this puzzle asks for groups of GROUP_N tile
+# columns walked row by row: the same idea on the transposed grid, so the lesson's kernel is a
+# neighbour, not the answer. Its bytes in waves equal the row model on the transposed problem.
 
-GROUP_M = 4
+GROUP_N = 4
 WAVE = 8
 
 
@@ -436,22 +439,40 @@ def _gm_programs(s):
     return triton.cdiv(s["M"], BLOCK_2D) * triton.cdiv(s["N"], BLOCK_2D)
 
 
+def _programs_out_of_order(p, s):
+    """Programs whose stores are not exactly the C tile that column-grouped order gives them."""
+    n_n = triton.cdiv(s["N"], BLOCK_2D)
+    want = tile_order(s["N"], s["M"], BLOCK_2D, BLOCK_2D, GROUP_N)[:, ::-1]     # (pid_m, pid_n)
+    pos, off = p._writes["c_ptr"]
+    tile = (off // s["N"]) // BLOCK_2D * n_n + (off % s["N"]) // BLOCK_2D
+    wrong = 0
+    for q in range(p.programs):
+        stored = np.unique(tile[pos == q])
+        if stored.size != 1 or stored[0] != want[q, 0] * n_n + want[q, 1]:
+            wrong += 1
+    return wrong
+
+
 GROUPED_MATMUL = TileTask(
     "grouped_matmul",
     "grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, "
-    "BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr)",
-    f"a 1D grid of ceil(M / {BLOCK_2D}) * ceil(N / {BLOCK_2D}) programs, blocks of {BLOCK_2D}, GROUP_M = {GROUP_M}",
+    "BLOCK_K: tl.constexpr, GROUP_N: tl.constexpr)",
+    f"a 1D grid of ceil(M / {BLOCK_2D}) * ceil(N / {BLOCK_2D}) programs, blocks of {BLOCK_2D}, GROUP_N = {GROUP_N}",
     sizes=lambda rng: {"M": _not_multiple(rng, 100, 127, BLOCK_2D), "N": _not_multiple(rng, 130, 159, BLOCK_2D),
                        "K": _not_multiple(rng, 10, 30, BLOCK_2D)},
     small={"M": 6, "N": 9, "K": 5}, make_data=_gm_data,
     args=lambda d, s: ((d["a_ptr"], d["b_ptr"], d["c_ptr"], s["M"], s["N"], s["K"]),
-                       {"BLOCK_M": BLOCK_2D, "BLOCK_N": BLOCK_2D, "BLOCK_K": BLOCK_2D, "GROUP_M": GROUP_M}),
+                       {"BLOCK_M": BLOCK_2D, "BLOCK_N": BLOCK_2D, "BLOCK_K": BLOCK_2D, "GROUP_N": GROUP_N}),
     grid=lambda s: (_gm_programs(s),), reference=lambda d, s: {"c_ptr": d["a_ptr"] @ d["b_ptr"]},
     targets=(CostTarget(f"HBM bytes in waves of {WAVE} programs", lambda p, s: p.hbm_bytes(WAVE),
-                        lambda s: grouped_matmul_traffic(s["M"], s["K"], s["N"], BLOCK_2D, BLOCK_2D, GROUP_M, WAVE,
+                        lambda s: grouped_matmul_traffic(s["N"], s["K"], s["M"], BLOCK_2D, BLOCK_2D, GROUP_N, WAVE,
                                                          bytes_per_element=4).bytes_waves,
                         "programs in row-major order: map pid to (pid_m, pid_n) so that each group of "
-                        "GROUP_M tile rows is walked column by column"),
+                        "GROUP_N tile columns is walked row by row"),
+             CostTarget("programs not on their tile of column-grouped order", _programs_out_of_order,
+                        lambda s: 0,
+                        "the tiles are in another order (the lesson's kernel groups rows): here program pid "
+                        "takes the tile that groups of GROUP_N tile columns, walked row by row, give it"),
              CostTarget("bytes moved (no reuse)", _total_bytes, lambda s: _mm_bytes(s, bias=False),
                         "a tile loaded more than once per K step")),
     atol=1e-3, rtol=1e-4, adversarial_text="a second draw of sizes")

@@ -69,14 +69,14 @@ EXERCISES = [
                "c = tl.maximum(acc + bias[None, :], 0.0), stored once with the 2D mask.")),
     TileKernelExercise(
         "10.7", task="grouped_matmul", concepts=("program-order",),
-        form=_form("grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)",
-                   "computes C = A B on a 1D grid, programs in grouped order"),
-        hints=("The cost target counts HBM bytes per wave of 8 programs: programs that run together should "
-               "share row panels of A and column panels of B.",
-               "From pid: the group is pid // (GROUP_M * n_n); within it, walk GROUP_M tile rows column by "
-               "column. The last group may have fewer rows.",
-               "rows_in_group = min(n_m - first_m, GROUP_M); pid_m = first_m + (pid % per_group) % rows_in_group; "
-               "pid_n = (pid % per_group) // rows_in_group.")),
+        form=_form("grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_N)",
+                   "computes C = A B on a 1D grid, programs in groups of GROUP_N tile columns walked row by row"),
+        hints=("Program pid first finds its group of GROUP_N tile columns, then its place inside the group: "
+               "inside a group the tile row changes slowest.",
+               "Section 5's kernel does this for groups of rows; swap the roles of rows and columns: "
+               "per_group = GROUP_N * n_m, and the group starts at column (pid // per_group) * GROUP_N.",
+               "The last group may have fewer than GROUP_N columns: cols_in_group = min(n_n - first_n, GROUP_N); "
+               "inside the group, pid_n = first_n + (pid % per_group) % cols_in_group.")),
     TileKernelExercise(
         "10.8", task="window_attention", concepts=("online-softmax", "tile-masks"),
         form=_form("window_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, D, scale, WINDOW, BLOCK_M, BLOCK_N, "
