@@ -12,7 +12,7 @@ import numpy as np
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.decision import OptimumExercise
-from course_lib._validate import check_int
+from course_lib._validate import check_bool, check_int
 from course_lib.hardware import get_accelerator
 from course_lib.simt import If, Let, While, aos_addresses, coalescing, run_simt, soa_addresses
 
@@ -122,7 +122,7 @@ def _loop_efficiency_wrong() -> dict:
 def loop_kernel(inclusive=False):
     """Lane t runs (t % 7) + 1 iterations of a three-instruction body (``inclusive``: the loop
     test written with <=, one iteration more, a known mistake)."""
-    if inclusive:
+    if check_bool("inclusive", inclusive):
         def test(v):
             return v["i"] <= v["tid"] % 7 + 1
     else:
