@@ -112,9 +112,9 @@ assert epyc.in_flight_per_thread_cpu > 20 * epyc.in_flight_per_thread_gpu
 # Your own CPU, measured: the best of a few float32 matmuls (well under a second):
 
 # %%
-from course_lib.measure.latency import measure_matmul_flops
+from course_lib.measure import measure_matmul_flops
 
-mine = measure_matmul_flops(384, budget_s=0.15)
+mine = measure_matmul_flops(384, repeats=5, min_time_s=0.15)
 print(f"this machine: {mine / 1e9:.1f} GFLOP/s in a 384^3 float32 matmul; the H100 SXM's catalog peak is "
       f"{h100.peak('fp32') / mine:,.0f}x that in FP32 and {h100.peak('bf16') / mine:,.0f}x in dense BF16")
 

@@ -384,13 +384,12 @@ def test_launch_time_model():
         launch_time_s(-1, 1e-6, 1e-6)
 
 
-def test_batched_calls_and_matmul_measurements_are_well_formed():
+def test_batched_calls_measurements_are_well_formed():
     """Timings are not asserted (noisy machines); shapes, signs and argument checks are."""
-    from course_lib.measure.latency import measure_batched_calls, measure_matmul_flops
+    from course_lib.measure.latency import measure_batched_calls
     b = measure_batched_calls(17, 33, budget_s=0.02)
     assert b.n_calls == 17 and b.size == 33 and b.t_loop_s > 0 and b.t_one_s > 0
     assert b.overhead_per_call_s >= 0
-    assert measure_matmul_flops(40, budget_s=0.01) > 0
     with pytest.raises(ValueError, match="n_calls"):
         measure_batched_calls(1, 10)
     with pytest.raises(ValueError, match="at most"):

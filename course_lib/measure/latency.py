@@ -23,7 +23,7 @@ from .progress import progress_bar
 from .timer import time_best
 
 __all__ = ["CallOverhead", "fit_overhead_model", "robust_overhead_model", "measure_call_overhead",
-           "size_for_fraction", "BatchedCalls", "measure_batched_calls", "measure_matmul_flops"]
+           "size_for_fraction", "BatchedCalls", "measure_batched_calls"]
 
 
 @dataclass(frozen=True)
@@ -196,14 +196,3 @@ def measure_batched_calls(n_calls=200, size=64, budget_s=0.2) -> BatchedCalls:
 
     return BatchedCalls(n_calls=n, size=m, t_loop_s=_best_time(loop, budget / 2),
                         t_one_s=_best_time(one, budget / 2))
-
-
-def measure_matmul_flops(n=384, budget_s=0.2) -> float:
-    """Best FLOP/s of an (n x n) @ (n x n) float32 matmul on this CPU: 2 n^3 / best time."""
-    size = check_int("n", n, min_value=8, max_value=4096)
-    budget = check_number("budget_s", budget_s, min_value=0, max_value=5, allow_min=False)
-    rng = np.random.default_rng(0)
-    a = rng.random((size, size), dtype=np.float32)
-    b = rng.random((size, size), dtype=np.float32)
-    out = np.empty_like(a)
-    return 2.0 * size ** 3 / _best_time(lambda: np.matmul(a, b, out=out), budget)
