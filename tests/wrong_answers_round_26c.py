@@ -873,3 +873,37 @@ def _():
 @m("07.9", "read the title's 'how much faster' as the increase: answered the new bandwidth minus the H200's 4.8 TB/s")
 def _():
     return round(_search079() - _acc("H200").mem_bandwidth / 1e12, 2)
+
+
+# ---------------------------------------------------------------- step 2: verdicts (after the checks ran)
+# Index into R -> the misconception id (or phrase) whose feedback named the actual mistake.
+NAMED = {
+    0: "other-accelerator", 1: "kib-for-kb", 2: "per-gpu-not-per-sm", 3: "more-warps-always-better",
+    5: "one-scheduler-per-sm", 6: "register-budget-plain-division", 7: "loads-in-flight-cost-no-registers",
+    8: "assumed-latency-not-measured", 9: "l1-shared-memory-ignored", 10: "spills-are-free",
+    11: "warp-32-not-64", 12: "uniform-not-divergent", 13: "threads-rounded-to-whole-warps",
+    14: "mean-over-max-iterations", 16: "rows-assumed-aligned", 19: "every-warp-diverges",
+    20: "both-link-directions", 21: "fp32-bytes", 22: "seconds-for-unit", 24: "one-way-per-line",
+    25: "pin-rate-in-bytes", 26: "stacks-rounded-down", 27: "cache-pad-ignores-banks",
+    28: "'5 is not a multiple of 4'", 29: "other-accelerator", 30: "fp32-bytes",
+    31: "milliseconds-for-microseconds", 32: "weights-bytes-only", 33: "fp32-bytes", 34: "rated-not-sustained",
+    35: "linear-between-measurements", 36: "full-tile-rows-only", 37: "l2-need-without-peak",
+    38: "fp8-not-int4", 39: "bits-for-bytes", 40: "read-time-not-saving", 42: "target-one-percent",
+    47: "error-only-at-stagnation", 50: "no-double-buffering", 51: "fp32-bytes", 52: "causal-mask-ignored",
+    53: "ratio-inverted", 55: "fusion-elements-not-bytes", 59: "output-accumulator-ignored",
+    61: "hours-for-days", 62: "forward-only-flop", 63: "precision-ignored", 64: "batch-forgotten",
+    65: "int8-weights-ignored", 66: "crossover-rounded-down", 68: "chinchilla-no-square-root",
+    69: "both-link-directions", 70: "whole-buffer-once", 71: "fp32-bytes", 72: "chunks-assumed-even",
+    73: "all-links-summed", 75: "mig-slice-as-whole-gpu", 77: "pipeline-overhead-ignored",
+    78: "pipeline-bubble-ignored", 79: "fewest-gpus-cheapest", 80: "one-device-price",
+    81: "estimate-trusted-over-measurement",
+}
+# Feedback points at the right idea or symptom, not at the mistake made.
+PARTLY = {45: "margin-more-than-needed", 46: "delayed-scaling-safe"}
+# Rejected, but the feedback does not name the mistake (generic hint or another misconception).
+NOT_NAMED = {4, 18, 41, 43, 48, 49, 54, 56, 57, 58, 60, 67, 74, 83, 84}
+# The mistake gives the right answer (checked by hand after the run: each equals the correct value).
+RIGHT_BY_LUCK = {15, 17, 23, 44, 76, 82}
+WRONGLY_ACCEPTED = set()
+assert not (set(NAMED) & set(PARTLY)) and not (set(NAMED) | set(PARTLY)) & NOT_NAMED
+assert set(NAMED) | set(PARTLY) | NOT_NAMED | RIGHT_BY_LUCK | WRONGLY_ACCEPTED == set(range(len(R)))
