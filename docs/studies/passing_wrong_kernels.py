@@ -213,6 +213,42 @@ def demo_conv1d_centre_loaded_twice():
     return x_loads, n + 2 * RADIUS * blocks             # got: ~2n loads of x; want: n plus the halos
 
 
+# 7. 09.24: the right halo guarded with `j <= n` instead of `j < n`: it reads x[n] only when a block's
+#    right halo starts 0, 1 or 2 elements before n, i.e. n % BLOCK in {0, 1, 2}; the drawn sizes
+#    (515, 39, 1 here) miss that on 39 of 40 seeds.
+@cuda.jit
+def conv1d_right_guard_le(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    b0 = cuda.blockIdx.x * BLOCK
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        tile[t] = x[b0 - RADIUS + t] if b0 - RADIUS + t >= 0 else 0.0
+        j = b0 + BLOCK + t
+        tile[BLOCK + RADIUS + t] = x[j] if j <= n else 0.0        # should be j < n
+    cuda.syncthreads()
+    if i < n:
+        acc = 0.0
+        for q in range(TAPS):
+            acc += w[q] * tile[t + q]
+        y[i] = acc
+
+
+def demo_conv1d_right_guard_le():
+    n = 5 * BLOCK                                       # a multiple of BLOCK: the last halo starts at n
+    x = np.ones(n, np.float32)
+    w = np.ones(TAPS, np.float32)
+    y = np.zeros(n, np.float32)
+    try:
+        trace_launch(conv1d_right_guard_le, n // BLOCK, BLOCK, x, w, y)
+    except Exception as exc:                            # noqa: BLE001 (the tracer's out-of-bounds fault)
+        print(f"    n = {n}: {str(exc).splitlines()[0][:160]}")
+        return np.array([1]), np.array([0])             # got one out-of-bounds read, want none
+    return np.array([0]), np.array([0])
+
+
 PASSING_WRONG = [
     ("09.17", scan_block_float_tile, "float32 shared tile for an int32 scan: wrong once a prefix passes 2**24",
      demo_scan_block_float_tile),
@@ -226,6 +262,8 @@ PASSING_WRONG = [
      demo_spmv_rows_up_to_96),
     ("09.24", conv1d_centre_loaded_twice, "x[i] loaded twice (about 2n loads of x) but within the load target",
      demo_conv1d_centre_loaded_twice),
+    ("09.24", conv1d_right_guard_le, "right halo guarded with j <= n: reads x[n] when n % BLOCK is 0, 1 or 2",
+     demo_conv1d_right_guard_le),
 ]
 
 
