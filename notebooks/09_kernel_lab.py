@@ -491,6 +491,7 @@ strided_run = run_task(DEMOS["copy_1d"], copy_chunked, seed=SEED)
 assert copy_run.correct and strided_run.correct
 n_copy, threads = copy_run.sizes["n"], copy_run.profile.launch.n_threads
 chunk = -(-n_copy // threads)
+assert chunk == COPY_STEPS
 print(f"{n_copy} elements, {threads} threads: {-(-n_copy // threads)} steps of the grid, or chunks of {chunk}")
 for name, run in [("grid-stride", copy_run), ("chunked", strided_run)]:
     p = run.profile
@@ -704,71 +705,51 @@ assert cut == TILE
 #
 # ## 8. A row softmax
 #
-# A softmax needs two numbers per row before it can write anything: the row's maximum $m$ and the
+# A softmax needs two numbers for its slice before it can write anything: the maximum $m$ and the
 # sum of $e^{x - m}$. Subtracting the maximum keeps every exponential at most $e^0 = 1$, so
 # nothing overflows whatever the inputs: $e^{89}$ is already past float32's largest value. The
-# kernel below computes those two numbers for each row and writes the row's log-sum-exp,
-# $m + \ln \sum_c e^{x_c - m}$ (the normaliser of a softmax, and of a cross-entropy loss). One
-# block of `BLOCK` threads per row; each thread strides over the row's columns, then the block
-# combines the per-thread values in shared memory, once with `max` and once with `+`. Between the
-# two trees, every thread must have read the maximum from `s[0]` before the second tree
-# overwrites it.
+# kernel below computes those two numbers for each *column* of a matrix and writes the column's
+# log-sum-exp, $m + \ln \sum_r e^{x_r - m}$ (the normaliser of a softmax, and of a cross-entropy
+# loss). One thread per column walks down it twice, and the 32 lanes of a warp read 32
+# neighbouring columns of one row at each step: coalesced, with no shared memory.
 
 # %%
 @cuda.jit
-def logsumexp_kernel(x, out):
-    s = cuda.shared.array(BLOCK, np.float32)
-    r = cuda.blockIdx.x
-    t = cuda.threadIdx.x
-    cols = x.shape[1]
-    m = -math.inf
-    for c in range(t, cols, BLOCK):                  # pass 1: this thread's maximum
-        m = max(m, x[r, c])
-    s[t] = m
-    cuda.syncthreads()
-    stride = BLOCK // 2
-    while stride > 0:
-        if t < stride:
-            s[t] = max(s[t], s[t + stride])
-        cuda.syncthreads()
-        stride //= 2
-    m = s[0]
-    cuda.syncthreads()                               # everyone has read s[0] before it changes
-    total = 0.0
-    for c in range(t, cols, BLOCK):                  # pass 2: this thread's sum
-        total += math.exp(x[r, c] - m)
-    s[t] = total
-    cuda.syncthreads()
-    stride = BLOCK // 2
-    while stride > 0:
-        if t < stride:
-            s[t] += s[t + stride]
-        cuda.syncthreads()
-        stride //= 2
-    if t == 0:
-        out[r] = m + math.log(s[0])
+def logsumexp_columns(x, out):
+    c = cuda.grid(1)                                 # one thread per column
+    if c < x.shape[1]:
+        m = -math.inf                                # the identity of max, never 0
+        for r in range(x.shape[0]):                  # pass 1: the column's maximum
+            m = max(m, x[r, c])
+        total = 0.0
+        for r in range(x.shape[0]):                  # pass 2: every term at most exp(0) = 1
+            total += math.exp(x[r, c] - m)
+        out[c] = m + math.log(total)
 
 
 rng_lse = np.random.default_rng(SEED)
-rows_sm, cols_sm = 5, 277
+rows_sm, cols_sm = 61, 40
 x_lse = (4 * rng_lse.standard_normal((rows_sm, cols_sm))).astype(np.float32)
-x_lse[1] += 800                                      # a row far above zero: exp(800) overflows float64
-lse_out = np.zeros(rows_sm, np.float32)
-lse_prof = profile_trace(trace_launch(logsumexp_kernel, rows_sm, BLOCK, x_lse, lse_out))
+x_lse[:, 1] += 800                                   # a column far above zero: exp(800) overflows float64
+lse_out = np.zeros(cols_sm, np.float32)
+lse_prof = profile_trace(trace_launch(logsumexp_columns, -(-cols_sm // 32), 32, x_lse, lse_out))
 x64 = x_lse.astype(np.float64)
-want_lse = x64.max(axis=1) + np.log(np.exp(x64 - x64.max(axis=1, keepdims=True)).sum(axis=1))
+want_lse = x64.max(axis=0) + np.log(np.exp(x64 - x64.max(axis=0)).sum(axis=0))
 print(lse_prof.summary())
-print(f"row 1 (values near 800): log-sum-exp {lse_out[1]:.3f}, NumPy {want_lse[1]:.3f}")
+print(f"column 1 (values near 800): log-sum-exp {lse_out[1]:.3f}, NumPy {want_lse[1]:.3f}")
 assert np.allclose(lse_out, want_lse, rtol=1e-5) and lse_prof.safe
-assert lse_prof.global_loads == 2 * rows_sm * cols_sm and lse_prof.global_stores == rows_sm
+assert lse_prof.global_loads == 2 * rows_sm * cols_sm and lse_prof.global_stores == cols_sm
 
 # %% [markdown]
-# Each element is read twice, and one value per row is written. The row softmax of exercise 09.12
-# needs a third pass that writes $e^{x - m} / \text{sum}$ for every element; its check runs it on
-# rows like row 1 above, where a kernel that skips the maximum overflows. The online softmax of
-# lesson 06 keeps a running maximum and rescales the running sum whenever the maximum grows,
-# which merges the first two passes: writing that as a kernel, with its shared-memory combine, is
-# another puzzle (09.13).
+# Each element is read twice, and one value per column is written. The row softmax of exercise
+# 09.12 gives each row a block of `BLOCK` threads instead: each thread strides along the row, and
+# the block combines its threads' values in shared memory as section 4 did, once with `max` and
+# once with `+`; between the two, every thread must have read the maximum before anyone reuses
+# the shared array. A third pass writes $e^{x - m} / \text{sum}$ for every element. Its check
+# runs it on rows like column 1 above, where a kernel that skips the maximum overflows. The online
+# softmax of lesson 06 keeps a running maximum and rescales the running sum whenever the maximum
+# grows, which merges the first two passes: writing that as a kernel, with its shared-memory
+# combine, is another puzzle (09.13).
 #
 # ## 9. From a profile to a predicted time
 #
@@ -1069,32 +1050,37 @@ assert neg_prof.global_atomics == 5 and neg_prof.shared_atomics == (a_neg < 0).s
 # %% [markdown]
 # **Scan.** A reduction keeps one sum; a scan keeps every prefix. In the Hillis-Steele pattern
 # the distance doubles, 1, 2, 4, ..., and at each step thread $t$ combines its value with thread
-# $t - d$'s. Each step must read before anyone writes: a barrier between the read and the write,
-# and another after. Here the running maximum of each block's elements:
+# $t - d$'s. Each step must read before anyone overwrites what it reads: with one shared array, a
+# barrier between the read and the write and another after. With two (read one, write the other,
+# then swap their roles) one barrier per step is enough. Here the running maximum of each block's
+# elements, with two buffers:
 
 # %%
 @cuda.jit
 def running_max_block(a, out):
-    s = cuda.shared.array(BLOCK, np.float32)
+    s = cuda.shared.array((2, BLOCK), np.float32)   # two buffers: read one, write the other
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    s[t] = a[i] if i < a.size else -math.inf
+    s[0, t] = a[i] if i < a.size else -math.inf
     cuda.syncthreads()
+    src = 0
     d = 1
     while d < BLOCK:
-        v = s[t - d] if t >= d else -math.inf
-        cuda.syncthreads()
-        s[t] = max(s[t], v)
-        cuda.syncthreads()
+        v = s[src, t]
+        if t >= d:
+            v = max(v, s[src, t - d])
+        s[1 - src, t] = v
+        cuda.syncthreads()                          # all writes done before the roles swap
+        src = 1 - src
         d *= 2
     if i < a.size:
-        out[i] = s[t]
+        out[i] = s[src, t]
 
 
 out_rm = np.zeros(a_neg.size, np.float32)
 rm_prof = profile_trace(trace_launch(running_max_block, 5, BLOCK, a_neg, out_rm))
 want_rm = np.concatenate([np.maximum.accumulate(a_neg[b:b + BLOCK]) for b in range(0, a_neg.size, BLOCK)])
-assert np.array_equal(out_rm, want_rm) and rm_prof.safe
+assert np.array_equal(out_rm, want_rm) and rm_prof.safe and rm_prof.barriers == 1 + int(math.log2(BLOCK))
 print(f"{int(math.log2(BLOCK))} steps, {rm_prof.barriers} barriers per thread, "
       f"{rm_prof.global_loads} loads for {a_neg.size} elements")
 

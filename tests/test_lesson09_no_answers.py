@@ -13,7 +13,6 @@ import ast
 import difflib
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "notebooks" / "09_kernel_lab.py"
