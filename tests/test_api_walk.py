@@ -411,6 +411,7 @@ OVERRIDES = {
     "course_lib.widgets.simt.branch_kernel": dict(pattern="odd lanes"),
     "course_lib.widgets.tiling.explore_tiling": dict(tile=64, seq_len=1024, block_size=128),
     "course_lib.widgets.kernels.explore_kernel": dict(design="a^T b (tiled)", tile=16, size=256),
+    "course_lib.kernels.design.design_bytes": dict(design="a^T b (tiled)", sizes={"m": 24, "k": 21, "n": 32}, tile=16),
     "course_lib.widgets.economics.explore_serving": dict(batch=4, context_tokens=512),
     "course_lib.widgets.roofline.explore_matmul": dict(m=256, k=256, n=256, batch=1),
     "course_lib.widgets.latency.explore_occupancy": dict(shared_mem_kib=16.0),

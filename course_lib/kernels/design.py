@@ -59,6 +59,11 @@ def design_bytes(design: str, sizes: dict, tile: int) -> float:
     (the side) for symmetrize, ``m``, ``k``, ``n`` and optionally ``batch`` for a^T b.
     Example: symmetrize (naive) at n = 40, tile 32: 40 x 40^2 = 64,000 bytes."""
     design = check_choice("design", design, DESIGNS)
+    tile = check_int("tile", tile, min_value=1, max_value=32)
+    need = ("n",) if not design.startswith("a^T b") else ("m", "k", "n")
+    if not isinstance(sizes, dict) or any(d not in sizes for d in need):
+        raise TypeError(f"sizes must be a dict with the keys {need} for {design!r}, got {sizes!r}")
+    sizes = {d: check_int(f"sizes[{d!r}]", v, min_value=1) for d, v in sizes.items() if d in need + ("batch",)}
     n = sizes["n"]
     if design == "copy (grid-stride)":
         return 2.0 * _F * n
