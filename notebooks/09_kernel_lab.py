@@ -688,8 +688,8 @@ assert mm_tiled.profile.global_loads == batch * (lesson06.a_bytes + lesson06.b_b
 assert mm_tiled.profile.safe and mm_tiled.profile.bank_conflict_degree == 1
 
 # %% [markdown]
-# The loads fall by less than `TILE` times because these matrices are one or two tiles wide
-# and $m$ and $k$ end in a partial tile. When `TILE` divides every side the ratio is exactly
+# The loads fall by less than `TILE` times because these matrices are one tile wide and $m$
+# and $k$ end in a partial tile. When `TILE` divides every side the ratio is exactly
 # $2mkn / (mk \cdot n/T + kn \cdot m/T) = T$, as the formula gives at the task's large size:
 
 # %%
@@ -1040,12 +1040,12 @@ def count_negative(a, out):
         cuda.atomic.add(out, 0, c[0])              # one global atomic per block
 
 
-a_neg = np.random.default_rng(SEED + 1).standard_normal(5 * BLOCK - 3).astype(np.float32)
+a_neg = np.random.default_rng(SEED + 1).standard_normal(3 * BLOCK - 3).astype(np.float32)
 out_neg = np.zeros(1, np.int32)
-neg_prof = profile_trace(trace_launch(count_negative, 5, BLOCK, a_neg, out_neg))
+neg_prof = profile_trace(trace_launch(count_negative, 3, BLOCK, a_neg, out_neg))
 print(neg_prof.summary())
 assert out_neg[0] == (a_neg < 0).sum() and neg_prof.safe
-assert neg_prof.global_atomics == 5 and neg_prof.shared_atomics == (a_neg < 0).sum()
+assert neg_prof.global_atomics == 3 and neg_prof.shared_atomics == (a_neg < 0).sum()
 
 # %% [markdown]
 # **Scan.** A reduction keeps one sum; a scan keeps every prefix. In the Hillis-Steele pattern
@@ -1078,7 +1078,7 @@ def running_max_block(a, out):
 
 
 out_rm = np.zeros(a_neg.size, np.float32)
-rm_prof = profile_trace(trace_launch(running_max_block, 5, BLOCK, a_neg, out_rm))
+rm_prof = profile_trace(trace_launch(running_max_block, 3, BLOCK, a_neg, out_rm))
 want_rm = np.concatenate([np.maximum.accumulate(a_neg[b:b + BLOCK]) for b in range(0, a_neg.size, BLOCK)])
 assert np.array_equal(out_rm, want_rm) and rm_prof.safe and rm_prof.barriers == 1 + int(math.log2(BLOCK))
 print(f"{int(math.log2(BLOCK))} steps, {rm_prof.barriers} barriers per thread, "
@@ -1112,7 +1112,7 @@ def average3(x, y):
 
 
 y_avg = np.zeros(a_neg.size, np.float32)
-avg_prof = profile_trace(trace_launch(average3, 5, BLOCK, a_neg, y_avg))
+avg_prof = profile_trace(trace_launch(average3, 3, BLOCK, a_neg, y_avg))
 padded = np.concatenate([[0.0], a_neg, [0.0]])
 assert np.allclose(y_avg, (padded[:-2] + padded[1:-1] + padded[2:]) / 3, atol=1e-6) and avg_prof.safe
 print(f"global loads {avg_prof.global_loads} for {a_neg.size} outputs (each element once, plus "

@@ -93,7 +93,7 @@ DEMOS: dict[str, KernelTask] = {t.name: t for t in (
     KernelTask(
         "bmm_tn", "kernel(a, b, out)", "out[z] = a[z]^T @ b[z], one thread per output element (a[z] is k x m)",
         ("a", "b", "out"), ("out",),
-        make_sizes=lambda rng: {"batch": 2, "m": 8, "k": 21, "n": 32},   # partial tiles in m and k
+        make_sizes=lambda rng: {"batch": 2, "m": 8, "k": 21, "n": 16},   # partial tiles in m and k
         make_data=_bmm_data,
         reference=lambda d: {"out": np.einsum("zkm,zkn->zmn", d["a"].astype(np.float64), d["b"]).astype(np.float32)},
         launch=_bmm_launch, flops=_t("batch", "m", "k", "n", factor=2),
