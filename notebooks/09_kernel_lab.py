@@ -600,8 +600,8 @@ assert padded_t.profile.shared_wavefronts == padded_t.profile.shared_requests
 
 # %% [markdown]
 # The banks of warp 0's read of the tile, in both kernels. The conflicted read averages fewer
-# than 32 passes in the table because the edge tiles have fewer rows than 32, so fewer lanes
-# read.
+# than 32 passes in the table because the right-hand tiles have only `n` - 32 columns, so only
+# that many lanes of each of their warps read.
 
 # %%
 def shared_load_line(profile):
@@ -1121,8 +1121,8 @@ print(f"global loads {avg_prof.global_loads} for {a_neg.size} outputs (each elem
 # %% [markdown]
 # **Tile in registers.** In the tiled matmul of section 7 every multiply-add reads two words of
 # shared memory. A thread that computes several outputs can hold a value in a register and use
-# it for each of them. The outer product of section 3 with two columns per thread reads `a[r]`
-# once for two outputs:
+# it for each of them. An outer product, `out[r, c] = a[r] * b[c]`, with two columns per thread
+# reads `a[r]` once for two outputs:
 
 # %%
 @cuda.jit
@@ -1311,8 +1311,9 @@ assert compulsory <= traced_bytes <= loads_bytes
 #   request instead of one per lane.
 # - Every shared-memory exchange between threads needs `cuda.syncthreads()`, inside a warp too. A
 #   race is a bug even when the output is right; the trace finds it.
-# - A shared tile makes both sides of a transpose coalesced; one word of padding per row removes
-#   its 32-way bank conflict (lesson 03's $\gcd(s, 32)$).
+# - A shared tile makes a transposed access coalesced on both sides (section 6's mirror read, a
+#   transpose); one word of padding per row removes its 32-way bank conflict (lesson 03's
+#   $\gcd(s, 32)$).
 # - Tiling a matmul cuts global loads from $2mkn$ to lesson 06's
 #   $mk\lceil n/T\rceil + kn\lceil m/T\rceil$.
 # - The lanes of a warp exchange registers with `shfl_*_sync`; every lane its mask names must
