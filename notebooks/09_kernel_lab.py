@@ -759,11 +759,11 @@ assert lse_prof.global_loads == 2 * rows_sm * cols_sm and lse_prof.global_stores
 # $$ t \ge \max\left(\frac{F}{\pi_{32}},\; \frac{Q}{\beta}\right), \qquad Q = 32 \times \text{sectors}. $$
 #
 # $Q$ counts every sector a global instruction touches, with no reuse by the L1 or L2 caches. That
-# is exact for kernels whose sectors are each touched once (the leaky ReLU, the grid-stride copy,
-# the shared-tile kernels of section 6), and an upper bound where several instructions touch the
-# same sector: the naive $A^T B$ re-reads its inputs, and the chunked copy and the naive
-# symmetrize use 4 bytes of a sector whose other bytes other instructions use. On a GPU the caches
-# catch much of that. And a source line stands in for an instruction: the counts are of lines, not
+# is exact for kernels whose sectors are each touched once (the leaky ReLU, the grid-stride copy),
+# and an upper bound where several instructions touch the same sector: the shared-tile kernels of
+# section 6 read each element of `a` twice (once directly, once in another block's mirror tile),
+# the naive $A^T B$ re-reads its inputs, and the chunked copy and the naive symmetrize use 4 bytes
+# of a sector whose other bytes other instructions use. On a GPU the caches catch much of that. And a source line stands in for an instruction: the counts are of lines, not
 # of the machine instructions a compiler emits; the ratios are what carry over.
 #
 # `predict_task(run, accelerator)` evaluates the bound at the traced size, and
