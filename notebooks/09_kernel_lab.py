@@ -45,6 +45,7 @@ import matplotlib.pyplot as plt
 
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.kernels import cuda, gpu_present, simulator_selected
+from course_lib.kernels.demos import COPY_STEPS, DEMOS
 from course_lib.kernels.profile import ASSUMED_REGISTERS, predict_time, profile_trace
 from course_lib.kernels.tasks import (BLOCK, BLOCK_2D, TILE, TILE_T, KernelCheckError, check_kernel,
                                       predict_task, run_task)
@@ -58,12 +59,7 @@ from course_lib.plots.kernels import plot_warp_access, plot_warp_lanes
 
 use_course_style()
 h100 = get_accelerator("H100 SXM")
-SEED = 1680                  # any seed works; this one keeps every launch below small
-# A few sizes trimmed below the tasks' own random draws (still odd, still with partial blocks), so
-# that every cell stays quick on the simulator. The puzzles use the full draws.
-TRIM = {"block_sum": {"n": 3 * BLOCK - 5},                 # three blocks, the last one partial
-        "transpose": {"cols": TILE_T - 5},                 # one tile wide
-        "matmul": {"m": TILE - 3, "n": 2 * TILE - 5}}      # one tile of rows, two of columns
+SEED = 1680                  # any seed works: it draws the data of the examples below
 print(f"{'an NVIDIA GPU is present' if gpu_present() else 'no NVIDIA GPU here'}; numba's cuda is "
       f"{'its CPU simulator' if simulator_selected() else 'the real device'}")
 print(f"{h100.name}: warps of {h100.warp_size} threads, at most {h100.max_threads_per_block} threads "
@@ -166,25 +162,30 @@ assert np.array_equal(warps_2d.reshape(-1)[who2.acc_index[writes]], who2.acc_tid
 #
 # ## 2. A map, and what the guard is for
 #
-# `run_task(task, kernel, seed=...)` draws random sizes that no block size divides, makes the
-# data, launches the kernel on the traced executor and profiles it. It returns a `TaskRun`:
-# `.sizes`, `.data` (the arrays after the launch), `.expected` (NumPy's answer), `.correct` and
-# `.profile`. The first task: `out[i] = 10 * a[i] + 1`.
+# `run_task(task, kernel, seed=...)` makes a task's data, launches the kernel on the traced
+# executor and profiles it. It returns a `TaskRun`: `.sizes`, `.data` (the arrays after the
+# launch), `.expected` (NumPy's answer), `.correct` and `.profile`. The puzzles' tasks draw random
+# sizes that no block divides; the lesson's own examples (`DEMOS`, neighbours of the puzzles, whose
+# kernels the exercises ask you to design) have sizes of the same kind, most of them chosen so that
+# every row is a whole number of 32-byte sectors (section 10 needs that). The first: a leaky ReLU,
+# `out[i] = a[i]` where `a[i] > 0` and `0.1 * a[i]` elsewhere, one thread per element.
 
 # %%
 @cuda.jit
-def map_kernel(a, out):
+def leaky_relu(a, out):
     i = cuda.grid(1)
-    if i < out.size:
-        out[i] = 10 * a[i] + 1
+    if i < out.size:                       # the guard: the last block runs past the end
+        v = a[i]                           # one load, kept in a register for both uses
+        out[i] = v if v > 0 else 0.1 * v
 
 
-map_run = run_task("map", map_kernel, seed=SEED)
-prof = map_run.profile
-n = map_run.sizes["n"]
+relu_run = run_task(DEMOS["leaky_relu"], leaky_relu, seed=SEED)
+prof = relu_run.profile
+n = relu_run.sizes["n"]
 print(prof.summary())
-assert map_run.correct and np.allclose(map_run.data["out"], 10 * map_run.data["a"] + 1)
-assert prof.global_loads == prof.global_stores == n
+a_relu = relu_run.data["a"]
+assert relu_run.correct and np.allclose(relu_run.data["out"], np.where(a_relu > 0, a_relu, 0.1 * a_relu))
+assert prof.global_loads == prof.global_stores == n and n % BLOCK
 # Second way for the traffic: each array is n contiguous floats from an aligned base.
 assert prof.bytes_moved == 2 * 32 * math.ceil(4 * n / 32)
 # Only the warp that holds element n splits at the guard; warps wholly past the end do not diverge.
@@ -194,20 +195,22 @@ assert prof.divergent_warps == (1 if n % 32 else 0)
 # Read the summary from the top: the launch; SIMT efficiency and the warps that diverged (lesson
 # 02); global loads and stores, the bytes the lanes asked for and the sectors that moved; FLOP
 # and intensity (lesson 04); and whether the trace showed any unsafe access. One warp diverged:
-# the one that straddles the end of the array, whose lanes split at the guard.
+# the one that straddles the end of the array, whose lanes split at the guard. The choice between
+# `v` and `0.1 * v` is one line, a select, and splits no warp.
 #
 # Without the guard, the first thread past the end reads `a[n]`. On a GPU that reads whatever
 # lies there, or crashes; the course's executor stops and says where:
 
 # %%
 @cuda.jit
-def map_no_guard(a, out):
+def leaky_relu_no_guard(a, out):
     i = cuda.grid(1)
-    out[i] = 10 * a[i] + 1
+    v = a[i]
+    out[i] = v if v > 0 else 0.1 * v
 
 
 try:
-    run_task("map", map_no_guard, seed=SEED)
+    run_task(DEMOS["leaky_relu"], leaky_relu_no_guard, seed=SEED)
 except OutOfBoundsError as exc:
     message = str(exc)
 print(message)
@@ -216,24 +219,28 @@ assert f"a[{n}]" in message
 # %% [markdown]
 # ## 3. Two dimensions, and which way the warp runs
 #
-# `map2d` adds one to every element of a `rows x cols` matrix, one thread per element, with x on
-# columns. The profile's `table()` has one row per memory instruction (a source line stands in
-# for an instruction): its warp-level requests, the 32-byte sectors per request and the share of
-# moved bytes the lanes asked for.
+# Attention's causal mask keeps the scores on and below the diagonal and sets the others to
+# $-\infty$, so that a softmax gives them weight 0: `out[r, c] = a[r, c]` where $c \le r$, else
+# `-inf`, on a `rows x cols` matrix, one thread per element, x on columns, in blocks of
+# `BLOCK_2D`. Every thread reads its element, so the traffic depends only on the mapping. The
+# profile's `table()` has one row per memory instruction (a source line stands in for an
+# instruction): its warp-level requests, the 32-byte sectors per request and the share of moved
+# bytes the lanes asked for. (This task keeps odd sizes: a row does not start on a sector boundary.)
 
 # %%
 @cuda.jit
-def map2d_kernel(a, out):
+def causal_mask(a, out):
     c, r = cuda.grid(2)                    # x on columns: a warp reads 32 neighbours in a row
     if r < a.shape[0] and c < a.shape[1]:
-        out[r, c] = a[r, c] + 1
+        v = a[r, c]
+        out[r, c] = v if c <= r else -math.inf
 
 
-map2d_run = run_task("map2d", map2d_kernel, seed=SEED)
-rows, cols = map2d_run.sizes["rows"], map2d_run.sizes["cols"]
-assert map2d_run.correct
-print(map2d_run.profile.summary())
-print(map2d_run.profile.table())
+mask_run = run_task(DEMOS["causal_mask"], causal_mask, seed=SEED)
+rows, cols = mask_run.sizes["rows"], mask_run.sizes["cols"]
+assert mask_run.correct and np.isneginf(mask_run.data["out"][0, 1:]).all()
+print(mask_run.profile.summary())
+print(mask_run.profile.table())
 
 # %% [markdown]
 # Now swap the roles: x on rows. The launch must swap too, or the threads would not cover the
@@ -242,17 +249,18 @@ print(map2d_run.profile.table())
 
 # %%
 @cuda.jit
-def map2d_x_on_rows(a, out):
+def causal_mask_x_on_rows(a, out):
     r, c = cuda.grid(2)                    # x on rows: a warp reads down a column
     if r < a.shape[0] and c < a.shape[1]:
-        out[r, c] = a[r, c] + 1
+        v = a[r, c]
+        out[r, c] = v if c <= r else -math.inf
 
 
-a_2d = map2d_run.data["a"]
+a_2d = mask_run.data["a"]
 out_2d = np.zeros_like(a_2d)
 grid_rows = (-(-rows // BLOCK_2D[0]), -(-cols // BLOCK_2D[1]))
-rows_prof = profile_trace(trace_launch(map2d_x_on_rows, grid_rows, BLOCK_2D, a_2d, out_2d), flops=rows * cols)
-assert np.array_equal(out_2d, a_2d + 1)
+rows_prof = profile_trace(trace_launch(causal_mask_x_on_rows, grid_rows, BLOCK_2D, a_2d, out_2d))
+assert np.array_equal(out_2d, mask_run.expected["out"])
 print(rows_prof.table())
 
 # %% [markdown]
@@ -280,10 +288,10 @@ def load_of(profile, array="a"):
     return next(i for i in profile.instructions if i.array == array and i.op == "load")
 
 
-x_on_cols = sectors_of_mapping(map2d_run.profile.launch.grid, BLOCK_2D, cols,
+x_on_cols = sectors_of_mapping(mask_run.profile.launch.grid, BLOCK_2D, cols,
                                lambda x, y: (y, x, (y < rows) & (x < cols)))
 x_on_rows = sectors_of_mapping(grid_rows, BLOCK_2D, cols, lambda x, y: (x, y, (x < rows) & (y < cols)))
-cols_load, rows_load = load_of(map2d_run.profile), load_of(rows_prof)
+cols_load, rows_load = load_of(mask_run.profile), load_of(rows_prof)
 print(f"x on columns: {cols_load.sectors} sectors ({cols_load.sectors_per_request:.2f} per request), "
       f"coalescing() says {x_on_cols}")
 print(f"x on rows:    {rows_load.sectors} sectors ({rows_load.sectors_per_request:.2f} per request), "
@@ -299,7 +307,7 @@ assert cols_load.sectors == x_on_cols and rows_load.sectors == x_on_rows
 
 # %%
 assert (4 * cols) % 32 != 0
-cols_cost = warp_access_cost(map2d_run.profile.trace, cols_load.line, warp=1)
+cols_cost = warp_access_cost(mask_run.profile.trace, cols_load.line, warp=1)
 rows_cost = warp_access_cost(rows_prof.trace, rows_load.line, warp=1)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
 plot_warp_access(cols_cost, ax=axes[0])
@@ -316,119 +324,136 @@ plt.show()
 #
 # ## 4. A block reduction in shared memory, and the race
 #
-# `block_sum` writes, for each block, the sum of the `BLOCK` elements it covers. Each thread loads
-# one element into shared memory; then half the threads add the upper half onto the lower half,
-# then a quarter, and so on: $\log_2 \text{BLOCK}$ steps. Between steps every thread must wait,
-# `cuda.syncthreads()`, until the step before is finished.
+# `block_argmax` writes, for each block, the index of the largest of the `BLOCK` elements it
+# covers (a greedy decoder does this over a vocabulary). Each thread loads one element and its
+# index into two shared arrays; then half the threads compare the upper half with the lower half
+# and keep the larger value with its index, then a quarter, and so on: $\log_2 \text{BLOCK}$
+# steps. Between steps every thread must wait, `cuda.syncthreads()`, until the step before is
+# finished.
 
 # %%
 @cuda.jit
-def block_sum_kernel(a, out):
-    s = cuda.shared.array(BLOCK, np.float32)
+def block_argmax(a, out):
+    vals = cuda.shared.array(BLOCK, np.float32)
+    idx = cuda.shared.array(BLOCK, np.int32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    s[t] = a[i] if i < a.size else 0.0
+    vals[t] = a[i] if i < a.size else -math.inf      # past the end: max's identity
+    idx[t] = i
     cuda.syncthreads()
     stride = BLOCK // 2
     while stride > 0:
         if t < stride:
-            s[t] += s[t + stride]
+            take = vals[t + stride] > vals[t]
+            vals[t] = vals[t + stride] if take else vals[t]
+            idx[t] = idx[t + stride] if take else idx[t]
         cuda.syncthreads()
         stride //= 2
     if t == 0:
-        out[cuda.blockIdx.x] = s[0]
+        out[cuda.blockIdx.x] = idx[0]
 
 
-sum_run = run_task("block_sum", block_sum_kernel, seed=SEED, sizes=TRIM["block_sum"])
-sum_prof = sum_run.profile
-n_sum = sum_run.sizes["n"]
-print(sum_prof.summary())
-assert sum_run.correct and sum_prof.safe
-assert sum_prof.global_loads == n_sum and sum_prof.global_stores == -(-n_sum // BLOCK)
-assert sum_prof.barriers == 1 + int(math.log2(BLOCK))
+argmax_run = run_task(DEMOS["block_argmax"], block_argmax, seed=SEED)
+argmax_prof = argmax_run.profile
+n_max = argmax_run.sizes["n"]
+print(argmax_prof.summary())
+assert argmax_run.correct and argmax_prof.safe
+assert argmax_prof.global_loads == n_max and argmax_prof.global_stores == -(-n_max // BLOCK)
+assert argmax_prof.barriers == 1 + int(math.log2(BLOCK))
 
 # %% [markdown]
 # Warp 0 over time: the tree halves the active threads at each step, and once fewer than 32
 # threads remain, warp 0 runs on with most of its lanes idle (lesson 02's picture, from a real
 # kernel). `warp_lane_timeline(trace, warp=w)` gives any warp's: the other warps of a block skip
-# the additions all together once the stride falls below their first thread, so they issue fewer
-# instructions and never diverge.
+# the comparisons all together once the stride falls below their first thread, so they issue
+# fewer instructions and never diverge.
 
 # %%
-timeline = warp_lane_timeline(sum_prof.trace, warp=0)
+timeline = warp_lane_timeline(argmax_prof.trace, warp=0)
 print(f"warp 0 issued {timeline.issued} instructions with {timeline.active_slots} active lane-slots "
       f"({timeline.simt_efficiency:.0%} of {32 * timeline.issued})")
-assert timeline.issued == sum_prof.issued_per_warp[0] and timeline.active_slots == sum_prof.slots_per_warp[0]
+assert timeline.issued == argmax_prof.issued_per_warp[0] and timeline.active_slots == argmax_prof.slots_per_warp[0]
 # Any warp has its timeline. Warps 1 to 3 of a block take the tree's branch all together (all
 # their lanes in, or all out), so they never diverge.
-for w in (1, 3, sum_prof.n_warps - 1):
-    other = warp_lane_timeline(sum_prof.trace, warp=w)
+for w in (1, 3, argmax_prof.n_warps - 1):
+    other = warp_lane_timeline(argmax_prof.trace, warp=w)
     print(f"warp {w:2d}: {other.issued} instructions, {other.simt_efficiency:.0%} of lane-slots active")
-    assert other.issued == sum_prof.issued_per_warp[w] and other.active_slots == sum_prof.slots_per_warp[w]
+    assert other.issued == argmax_prof.issued_per_warp[w] and other.active_slots == argmax_prof.slots_per_warp[w]
     assert other.issued < timeline.issued and other.simt_efficiency == 1.0
 fig = plot_warp_lanes(timeline)
 plt.show()
 
 # %% [markdown]
 # Remove the barriers and the executor runs thread 0 to the end before thread 1 starts: thread 0
-# adds `s[64]` before thread 64 has stored it, then `s[32]`, ... and `s[1]` before thread 1 has.
-# Shared memory starts uninitialised (NaN here), so the sums come out as NaN. The profile names
-# one pair of accesses that nothing ordered, on the lowest element of the block that has one:
-# `s[1]`, written by thread 1 and read by thread 0.
+# compares `vals[64]` before thread 64 has stored it, then `vals[32]`, ... and `vals[1]` before
+# thread 1 has. Shared memory starts uninitialised (NaN here), and a comparison with NaN is
+# false, so thread 0 keeps its own element whatever the others hold. The profile names one pair of
+# accesses that nothing ordered, on the lowest element of the block that has one:
 
 # %%
 @cuda.jit
-def block_sum_no_sync(a, out):
-    s = cuda.shared.array(BLOCK, np.float32)
+def block_argmax_no_sync(a, out):
+    vals = cuda.shared.array(BLOCK, np.float32)
+    idx = cuda.shared.array(BLOCK, np.int32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    s[t] = a[i] if i < a.size else 0.0
+    vals[t] = a[i] if i < a.size else -math.inf
+    idx[t] = i
     stride = BLOCK // 2
     while stride > 0:
         if t < stride:
-            s[t] += s[t + stride]
+            take = vals[t + stride] > vals[t]
+            vals[t] = vals[t + stride] if take else vals[t]
+            idx[t] = idx[t + stride] if take else idx[t]
         stride //= 2
     if t == 0:
-        out[cuda.blockIdx.x] = s[0]
+        out[cuda.blockIdx.x] = idx[0]
 
 
-no_sync = run_task("block_sum", block_sum_no_sync, seed=SEED, sizes=TRIM["block_sum"])
-print(f"correct: {no_sync.correct}; NaN sums: {int(np.isnan(no_sync.data['out']).sum())} of "
-      f"{no_sync.data['out'].size}")
-for problem in no_sync.profile.problems:
+no_sync = run_task(DEMOS["block_argmax"], block_argmax_no_sync, seed=SEED)
+block_starts = np.arange(0, n_max, BLOCK)
+print(f"correct: {no_sync.correct}; blocks whose answer is their first element: "
+      f"{int((no_sync.data['out'] == block_starts).sum())} of {no_sync.data['out'].size}")
+for problem in no_sync.profile.problems[:3]:
     print(f"{problem.kind}: {problem.message}")
 assert not no_sync.correct and no_sync.profile.problems[0].kind == "race"
+assert np.array_equal(no_sync.data["out"], block_starts)
 race_text = no_sync.profile.problems[0].message
-assert "thread 1 of block 0 wrote s[1]" in race_text and "thread 0 of block 0 read s[1]" in race_text
+assert "thread 1 of block 0 wrote vals[1]" in race_text and "thread 0 of block 0 read vals[1]" in race_text
 
 # %% [markdown]
-# A wrong answer is the lucky case. The next kernel sums the tree the other way round: thread
-# $t$ adds `s[t - stride]` onto `s[t]`, so every thread reads only what threads *before* it wrote,
-# and the sum ends in the last element. Running the threads in order, as the executor does, gives
-# the right answer without a single barrier. On a GPU, warps run in no promised order, so the
-# answer would depend on timing. The check looks at the trace, not only the output, and refuses it:
+# A wrong answer is the lucky case. The next kernel runs the tree the other way round: thread
+# $t$ compares `vals[t - stride]` with `vals[t]`, so every thread reads only what threads *before*
+# it wrote, and the answer ends in the last element. Running the threads in order, as the
+# executor does, gives the right answer without a single barrier. On a GPU, warps run in no
+# promised order, so the answer would depend on timing. A check looks at the trace, not only the
+# output, and refuses it:
 
 # %%
 @cuda.jit
-def block_sum_upward(a, out):
-    s = cuda.shared.array(BLOCK, np.float32)
+def block_argmax_upward(a, out):
+    vals = cuda.shared.array(BLOCK, np.float32)
+    idx = cuda.shared.array(BLOCK, np.int32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    s[t] = a[i] if i < a.size else 0.0
+    vals[t] = a[i] if i < a.size else -math.inf
+    idx[t] = i
     stride = 1
     while stride < BLOCK:
         if t % (2 * stride) == 2 * stride - 1:
-            s[t] += s[t - stride]
+            take = vals[t - stride] > vals[t]
+            vals[t] = vals[t - stride] if take else vals[t]
+            idx[t] = idx[t - stride] if take else idx[t]
         stride *= 2
     if t == BLOCK - 1:
-        out[cuda.blockIdx.x] = s[t]
+        out[cuda.blockIdx.x] = idx[t]
 
 
-upward = run_task("block_sum", block_sum_upward, seed=SEED, sizes=TRIM["block_sum"])
+upward = run_task(DEMOS["block_argmax"], block_argmax_upward, seed=SEED)
 print(f"correct: {upward.correct}; problems: {len(upward.profile.problems)}")
 assert upward.correct and upward.profile.problems[0].kind == "race"
 try:
-    check_kernel("block_sum", block_sum_upward)
+    check_kernel(DEMOS["block_argmax"], block_argmax_upward)
 except KernelCheckError as exc:
     check_message = str(exc)
 print(check_message)
@@ -437,115 +462,132 @@ assert "race" in check_message
 # %% [markdown]
 # ## 5. A coalesced copy and a strided one
 #
-# Two kernels copy a matrix with the same launch and give the same result. The first copies the
-# element its coordinates name. The second numbers the threads row by row, $k = r \cdot
-# \text{cols} + c$, but walks the matrix column by column: thread $k$ copies element
-# $(k \bmod \text{rows}, \lfloor k / \text{rows} \rfloor)$, so neighbouring lanes are a whole row
-# apart.
+# A launch need not have one thread per element. Here each thread copies about `COPY_STEPS`
+# elements, and there are two ways to deal them out. A **grid-stride loop** gives thread $g$ the
+# elements $g, g + G, g + 2G, \dots$, with $G$ = `cuda.gridsize(1)` the threads of the grid: at
+# every step the 32 lanes of a warp take 32 neighbours. A **chunk** per thread gives thread $g$
+# the elements $gC$ to $gC + C - 1$, $C = \lceil n / G \rceil$: at every step neighbouring lanes
+# are $C$ elements apart. Same result, same loads and stores:
 
 # %%
 @cuda.jit
-def copy_kernel(a, out):
-    c, r = cuda.grid(2)
-    if r < a.shape[0] and c < a.shape[1]:
-        out[r, c] = a[r, c]
+def copy_grid_stride(a, out):
+    i = cuda.grid(1)
+    while i < a.size:
+        out[i] = a[i]
+        i += cuda.gridsize(1)                        # the whole grid moves on together
 
 
 @cuda.jit
-def copy_strided(a, out):
-    c, r = cuda.grid(2)
-    if r < a.shape[0] and c < a.shape[1]:
-        k = r * a.shape[1] + c                       # this thread's number, row by row
-        rr, cc = k % a.shape[0], k // a.shape[0]     # ... used to walk down the columns
-        out[rr, cc] = a[rr, cc]
+def copy_chunked(a, out):
+    chunk = -(-a.size // cuda.gridsize(1))
+    start = cuda.grid(1) * chunk
+    for i in range(start, min(start + chunk, a.size)):
+        out[i] = a[i]                                # neighbouring lanes are chunk elements apart
 
 
-copy_run = run_task("copy", copy_kernel, seed=SEED)
-strided_run = run_task("copy", copy_strided, seed=SEED)
-assert copy_run.correct and strided_run.correct and copy_run.sizes == strided_run.sizes
-rows, cols = copy_run.sizes["rows"], copy_run.sizes["cols"]
-for name, run in [("coalesced", copy_run), ("strided", strided_run)]:
+copy_run = run_task(DEMOS["copy_1d"], copy_grid_stride, seed=SEED)
+strided_run = run_task(DEMOS["copy_1d"], copy_chunked, seed=SEED)
+assert copy_run.correct and strided_run.correct
+n_copy, threads = copy_run.sizes["n"], copy_run.profile.launch.n_threads
+chunk = -(-n_copy // threads)
+assert chunk == COPY_STEPS
+print(f"{n_copy} elements, {threads} threads: {-(-n_copy // threads)} steps of the grid, or chunks of {chunk}")
+for name, run in [("grid-stride", copy_run), ("chunked", strided_run)]:
     p = run.profile
-    print(f"{name:9s}: {p.global_sectors:5d} sectors = {p.bytes_moved:7,d} B moved for "
-          f"{p.global_bytes_requested:,} B requested (coalescing {p.coalescing_efficiency:.0%})")
+    print(f"{name:11s}: {p.global_loads} loads, {p.global_sectors:5d} sectors = {p.bytes_moved:7,d} B moved "
+          f"for {p.global_bytes_requested:,} B requested (coalescing {p.coalescing_efficiency:.0%})")
 ratio_strided = strided_run.profile.bytes_moved / copy_run.profile.bytes_moved
-print(f"the strided copy moves {ratio_strided:.1f}x the bytes")
-# Second way: lesson 02's calculator on every warp's load, from each kernel's mapping.
-grid_copy = copy_run.profile.launch.grid
-coalesced_sectors = sectors_of_mapping(grid_copy, BLOCK_2D, cols,
-                                       lambda x, y: (y, x, (y < rows) & (x < cols)))
-strided_sectors = sectors_of_mapping(grid_copy, BLOCK_2D, cols, lambda x, y: (
-    (y * cols + x) % rows, (y * cols + x) // rows, (y < rows) & (x < cols)))
-assert load_of(copy_run.profile).sectors == coalesced_sectors
-assert load_of(strided_run.profile).sectors == strided_sectors
+print(f"the chunked copy moves {ratio_strided:.1f}x the bytes")
+assert copy_run.profile.global_loads == strided_run.profile.global_loads == n_copy
+
+
+# Second way: lesson 02's calculator on every warp's load at every step of each kernel's loop.
+def copy_load_sectors(element, steps):
+    """Sectors of all warps' loads: ``element(g, step)`` is the element thread g reads at a step."""
+    g, total = np.arange(threads), 0
+    for step in range(steps):
+        index = element(g, step)
+        for w in range(threads // 32):
+            lanes = index[32 * w:32 * w + 32]
+            lanes = lanes[lanes < n_copy]
+            total += coalescing(4 * lanes).n_sectors if lanes.size else 0
+    return total
+
+
+assert load_of(copy_run.profile).sectors == copy_load_sectors(lambda g, s: g + s * threads, chunk)
+assert load_of(strided_run.profile).sectors == copy_load_sectors(lambda g, s: g * chunk + s, chunk)
 
 # %% [markdown]
 # ## 6. A transpose through shared memory, and padding
 #
-# A transpose `out[c, r] = a[r, c]` cannot be coalesced on both sides at once: if a warp reads a
-# row of `a`, it writes a column of `out`. The naive kernel below reads well and writes one
-# sector per lane. The fix stages a `TILE_T x TILE_T` tile in shared memory: the block reads its
-# tile row by row (coalesced), waits, then writes the transposed tile row by row (coalesced). The
-# transposition happens in shared memory, where lane `tx` reads `tile[tx, ty]`: a column of the
-# tile. Lesson 03 computed what that costs: with rows of 32 words, a column sits in one bank.
-# (The matrix keeps its drawn rows but is trimmed to one tile wide, to halve the threads the
-# simulator runs.)
+# The symmetric part of a square matrix, $(A + A^T)/2$ (a covariance or a Hessian made exactly
+# symmetric), reads every element twice: `a[r, c]` and its mirror `a[c, r]`. With x on columns a
+# warp reads a row segment of `a` for the first, coalesced, and for the second 32 elements in 32
+# different rows, one sector per lane. The fix stages the mirror in shared memory. Block (x, y)
+# owns the output tile at rows $32y \ldots 32y + 31$ and columns $32x \ldots 32x + 31$: it first
+# reads the tile at rows $32x \ldots$, columns $32y \ldots$ of `a`, row by row (coalesced), waits,
+# and then each thread takes its mirror element from shared memory, where lane `tx` reads
+# `tile[tx, ty]`: a column of the tile. Lesson 03 computed what that costs: with rows of 32 words,
+# a column sits in one bank. The matrix is 40 x 40: 2 x 2 tiles, the last row and column of them
+# partial.
 
 # %%
 @cuda.jit
-def transpose_naive(a, out):
+def symmetrize_naive(a, out):
     c, r = cuda.grid(2)
-    if r < a.shape[0] and c < a.shape[1]:
-        out[c, r] = a[r, c]
+    n = a.shape[0]
+    if r < n and c < n:
+        mirror = a[c, r]                             # 32 lanes in 32 rows of a
+        out[r, c] = 0.5 * (a[r, c] + mirror)
 
 
 @cuda.jit
-def transpose_kernel(a, out):
+def symmetrize_tile(a, out):
     tile = cuda.shared.array((TILE_T, TILE_T), np.float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    c = cuda.blockIdx.x * TILE_T + tx
-    r = cuda.blockIdx.y * TILE_T + ty
-    if r < a.shape[0] and c < a.shape[1]:
-        # a warp reads a row of a: coalesced
-        tile[ty, tx] = a[r, c]
+    n = a.shape[0]
+    r_in = cuda.blockIdx.x * TILE_T + ty             # the mirror tile: block (x, y) reads tile (y, x)
+    c_in = cuda.blockIdx.y * TILE_T + tx
+    if r_in < n and c_in < n:
+        tile[ty, tx] = a[r_in, c_in]                 # a warp reads a row of a: coalesced
     cuda.syncthreads()
-    oc = cuda.blockIdx.y * TILE_T + tx               # output column = input row
-    orow = cuda.blockIdx.x * TILE_T + ty             # output row = input column
-    if orow < out.shape[0] and oc < out.shape[1]:
-        # a warp writes a row of out (coalesced) from a column of the tile
-        out[orow, oc] = tile[tx, ty]
+    r = cuda.blockIdx.y * TILE_T + ty
+    c = cuda.blockIdx.x * TILE_T + tx
+    if r < n and c < n:
+        out[r, c] = 0.5 * (a[r, c] + tile[tx, ty])   # a[c, r], from a column of the tile
 
 
 @cuda.jit
-def transpose_padded_kernel(a, out):
+def symmetrize_padded(a, out):
     tile = cuda.shared.array((TILE_T, TILE_T + 1), np.float32)     # one word of padding per row
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    c = cuda.blockIdx.x * TILE_T + tx
-    r = cuda.blockIdx.y * TILE_T + ty
-    if r < a.shape[0] and c < a.shape[1]:
-        tile[ty, tx] = a[r, c]
+    n = a.shape[0]
+    r_in = cuda.blockIdx.x * TILE_T + ty
+    c_in = cuda.blockIdx.y * TILE_T + tx
+    if r_in < n and c_in < n:
+        tile[ty, tx] = a[r_in, c_in]
     cuda.syncthreads()
-    oc = cuda.blockIdx.y * TILE_T + tx
-    orow = cuda.blockIdx.x * TILE_T + ty
-    if orow < out.shape[0] and oc < out.shape[1]:
-        out[orow, oc] = tile[tx, ty]
+    r = cuda.blockIdx.y * TILE_T + ty
+    c = cuda.blockIdx.x * TILE_T + tx
+    if r < n and c < n:
+        out[r, c] = 0.5 * (a[r, c] + tile[tx, ty])
 
 
-naive_t = run_task("transpose", transpose_naive, seed=SEED, sizes=TRIM["transpose"])
-tiled_t = run_task("transpose", transpose_kernel, seed=SEED, sizes=TRIM["transpose"])
-padded_t = run_task("transpose_padded", transpose_padded_kernel, seed=SEED, sizes=TRIM["transpose"])
-print(f"a is {tiled_t.sizes['rows']} x {tiled_t.sizes['cols']}")
+naive_t = run_task(DEMOS["symmetrize"], symmetrize_naive, seed=SEED)
+tiled_t = run_task(DEMOS["symmetrize"], symmetrize_tile, seed=SEED)
+padded_t = run_task(DEMOS["symmetrize"], symmetrize_padded, seed=SEED)
+print(f"a is {tiled_t.sizes['n']} x {tiled_t.sizes['n']}")
 assert naive_t.correct and tiled_t.correct and padded_t.correct
-store_naive = next(i for i in naive_t.profile.instructions if i.op == "store")
-print(f"naive: reads {load_of(naive_t.profile).sectors_per_request:.2f} and writes "
-      f"{store_naive.sectors_per_request:.2f} sectors per request, {naive_t.profile.bytes_moved:,} B moved; "
-      f"shared tile: {tiled_t.profile.bytes_moved:,} B\n")
+near, mirror = sorted((i for i in naive_t.profile.instructions if i.op == "load"), key=lambda i: i.sectors_per_request)
+print(f"naive: reads a[r, c] at {near.sectors_per_request:.2f} and a[c, r] at {mirror.sectors_per_request:.2f} "
+      f"sectors per request, {naive_t.profile.bytes_moved:,} B moved; shared tile: {tiled_t.profile.bytes_moved:,} B\n")
 print(tiled_t.profile.table())
 print()
 print(padded_t.profile.table())
 
 # %%
-assert store_naive.sectors_per_request > 4 * load_of(naive_t.profile).sectors_per_request
+assert mirror.sectors_per_request > 4 * near.sectors_per_request
 assert tiled_t.profile.bytes_moved == padded_t.profile.bytes_moved < naive_t.profile.bytes_moved
 worst_tile, worst_padded = tiled_t.profile.bank_conflict_degree, padded_t.profile.bank_conflict_degree
 print(f"worst conflict degree: {worst_tile}-way with {TILE_T} words per row, "
@@ -558,8 +600,8 @@ assert padded_t.profile.shared_wavefronts == padded_t.profile.shared_requests
 
 # %% [markdown]
 # The banks of warp 0's read of the tile, in both kernels. The conflicted read averages fewer
-# than 32 passes in the table because the edge tiles have fewer rows than 32, so fewer lanes
-# read.
+# than 32 passes in the table because the right-hand tiles have only `n` - 32 columns, so only
+# that many lanes of each of their warps read.
 
 # %%
 def shared_load_line(profile):
@@ -578,11 +620,16 @@ plt.show()
 # %% [markdown]
 # ## 7. Matmul: naive, then tiled in shared memory
 #
-# The naive kernel gives each thread one element of $C = AB$: $k$ multiply-adds, reading a row of
-# $A$ and a column of $B$. That is $2k$ global loads per thread and $2mkn$ in all. The tiled kernel
-# stages `TILE x TILE` tiles of $A$ and $B$ in shared memory, and each element it loads from global
-# memory is then used by `TILE` threads. Lesson 06 counted what a tiled matmul reads: $A$ once per
-# column of output tiles and $B$ once per row of them,
+# The weight gradient of a linear layer $Y = XW$ is $X^T \, \partial Y$: a product $A^T B$ whose
+# two operands are both stored with the summed index first. The kernels below compute a batch of
+# them, `out[z] = a[z].T @ b[z]`, with `a[z]` of shape $k \times m$, `b[z]` of shape
+# $k \times n$, and the batch element `z = cuda.blockIdx.z` (a grid of three dimensions). The
+# naive kernel gives each thread one element: $k$ multiply-adds, reading a column of `a[z]` and a
+# column of `b[z]`, $2k$ global loads per thread and $2\,\text{batch}\cdot mkn$ in all. The tiled
+# kernel steps along $k$ one `TILE` at a time and stages `TILE x TILE` tiles of both in shared
+# memory, each read along its rows (coalesced); `sa[q, ty]` is then element $(i, p)$ of $A^T$, and
+# each element loaded from global memory is used by `TILE` threads. Lesson 06 counted what a
+# tiled matmul reads, per product: $A$ once per column of output tiles and $B$ once per row of them,
 #
 # $$ \text{loads} = mk \left\lceil \frac{n}{T} \right\rceil + kn \left\lceil \frac{m}{T} \right\rceil, $$
 #
@@ -590,54 +637,59 @@ plt.show()
 
 # %%
 @cuda.jit
-def matmul_kernel(a, b, out):
+def bmm_tn_naive(a, b, out):
     j, i = cuda.grid(2)
-    if i < out.shape[0] and j < out.shape[1]:
+    z = cuda.blockIdx.z
+    if i < out.shape[1] and j < out.shape[2]:
         acc = 0.0
         for p in range(a.shape[1]):
-            acc += a[i, p] * b[p, j]
-        out[i, j] = acc
+            acc += a[z, p, i] * b[z, p, j]
+        out[z, i, j] = acc
 
 
 @cuda.jit
-def matmul_tiled_kernel(a, b, out):
+def bmm_tn_tiled(a, b, out):
     sa = cuda.shared.array((TILE, TILE), np.float32)
     sb = cuda.shared.array((TILE, TILE), np.float32)
     tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    j = cuda.blockIdx.x * TILE + tx
-    i = cuda.blockIdx.y * TILE + ty
+    z = cuda.blockIdx.z
+    i0, j0 = cuda.blockIdx.y * TILE, cuda.blockIdx.x * TILE
+    k, m = a.shape[1], a.shape[2]
+    n = b.shape[2]
     acc = 0.0
-    for t0 in range(0, a.shape[1], TILE):
-        sa[ty, tx] = a[i, t0 + tx] if i < a.shape[0] and t0 + tx < a.shape[1] else 0.0
-        sb[ty, tx] = b[t0 + ty, j] if t0 + ty < b.shape[0] and j < b.shape[1] else 0.0
+    for p0 in range(0, k, TILE):
+        p = p0 + ty                                  # rows p0..p0+TILE-1 of a[z] and b[z]
+        sa[ty, tx] = a[z, p, i0 + tx] if p < k and i0 + tx < m else 0.0
+        sb[ty, tx] = b[z, p, j0 + tx] if p < k and j0 + tx < n else 0.0
         cuda.syncthreads()
-        for p in range(TILE):
-            acc += sa[ty, p] * sb[p, tx]
+        for q in range(TILE):
+            acc += sa[q, ty] * sb[q, tx]             # sa[q, ty] is a^T's element (i0 + ty, p0 + q)
         cuda.syncthreads()
-    if i < out.shape[0] and j < out.shape[1]:
-        out[i, j] = acc
+    if i0 + ty < m and j0 + tx < n:
+        out[z, i0 + ty, j0 + tx] = acc
 
 
-mm_naive = run_task("matmul", matmul_kernel, seed=SEED, sizes=TRIM["matmul"])
-mm_tiled = run_task("matmul_tiled", matmul_tiled_kernel, seed=SEED, sizes=TRIM["matmul"])
+mm_naive = run_task(DEMOS["bmm_tn"], bmm_tn_naive, seed=SEED)
+mm_tiled = run_task(DEMOS["bmm_tn_tiled"], bmm_tn_tiled, seed=SEED)
 assert mm_naive.correct and mm_tiled.correct and mm_naive.sizes == mm_tiled.sizes
-m, k, n = (mm_naive.sizes[d] for d in "mkn")
+batch, m, k, n = (mm_naive.sizes[d] for d in ("batch", "m", "k", "n"))
 lesson06 = tiled_matmul_traffic(m, k, n, TILE, TILE, bytes_per_element=1)
-print(f"m, k, n = {m}, {k}, {n}; TILE = {TILE}")
-print(f"naive: {mm_naive.profile.global_loads:,} global loads; 2mkn = {2 * m * k * n:,}")
+print(f"batch {batch} of m, k, n = {m}, {k}, {n}; TILE = {TILE}")
+print(f"naive: {mm_naive.profile.global_loads:,} global loads; 2 batch mkn = {2 * batch * m * k * n:,}")
 print(f"tiled: {mm_tiled.profile.global_loads:,} global loads; lesson 06: "
-      f"{lesson06.a_bytes:,.0f} + {lesson06.b_bytes:,.0f} = {lesson06.a_bytes + lesson06.b_bytes:,.0f}")
+      f"{batch} x ({lesson06.a_bytes:,.0f} + {lesson06.b_bytes:,.0f}) = "
+      f"{batch * (lesson06.a_bytes + lesson06.b_bytes):,.0f}")
 print(f"the tiles cut global loads {mm_naive.profile.global_loads / mm_tiled.profile.global_loads:.1f}x; "
       f"each tiled thread passes {mm_tiled.profile.barriers} barriers")
-assert mm_naive.profile.global_loads == 2 * m * k * n
-assert all(d % TILE for d in (m, k, n))          # every side ends in a partial tile
+assert mm_naive.profile.global_loads == 2 * batch * m * k * n
+assert m % TILE and k % TILE                     # m and k end in a partial tile
 assert mm_naive.profile.global_loads / mm_tiled.profile.global_loads < TILE
-assert mm_tiled.profile.global_loads == lesson06.a_bytes + lesson06.b_bytes
+assert mm_tiled.profile.global_loads == batch * (lesson06.a_bytes + lesson06.b_bytes)
 assert mm_tiled.profile.safe and mm_tiled.profile.bank_conflict_degree == 1
 
 # %% [markdown]
-# The loads fall by less than `TILE` times because these matrices are only one or two tiles wide
-# and every side ends in a partial tile. When `TILE` divides every side the ratio is exactly
+# The loads fall by less than `TILE` times because these matrices are one tile wide and $m$
+# and $k$ end in a partial tile. When `TILE` divides every side the ratio is exactly
 # $2mkn / (mk \cdot n/T + kn \cdot m/T) = T$, as the formula gives at the task's large size:
 
 # %%
@@ -648,76 +700,56 @@ print(f"m, k, n = {big['m']}, {big['k']}, {big['n']}: 2mkn / lesson 06's loads =
 assert cut == TILE
 
 # %% [markdown]
-# The shared-memory reads cost no conflicts: in `sa[ty, p]` the lanes that share a row read the
-# same word (a broadcast), and in `sb[p, tx]` they read neighbouring words.
+# The shared-memory reads cost no conflicts: in `sa[q, ty]` the 16 lanes that share a row of
+# threads read the same word (a broadcast), and in `sb[q, tx]` they read neighbouring words.
 #
 # ## 8. A row softmax
 #
-# A softmax needs two numbers per row before it can write anything: the row's maximum $m$ and the
+# A softmax needs two numbers for its slice before it can write anything: the maximum $m$ and the
 # sum of $e^{x - m}$. Subtracting the maximum keeps every exponential at most $e^0 = 1$, so
 # nothing overflows whatever the inputs: $e^{89}$ is already past float32's largest value. The
-# kernel below computes those two numbers for each row and writes the row's log-sum-exp,
-# $m + \ln \sum_c e^{x_c - m}$ (the normaliser of a softmax, and of a cross-entropy loss). One
-# block of `BLOCK` threads per row; each thread strides over the row's columns, then the block
-# combines the per-thread values in shared memory, once with `max` and once with `+`. Between the
-# two trees, every thread must have read the maximum from `s[0]` before the second tree
-# overwrites it.
+# kernel below computes those two numbers for each *column* of a matrix and writes the column's
+# log-sum-exp, $m + \ln \sum_r e^{x_r - m}$ (the normaliser of a softmax, and of a cross-entropy
+# loss). One thread per column walks down it twice, and the 32 lanes of a warp read 32
+# neighbouring columns of one row at each step: coalesced, with no shared memory.
 
 # %%
 @cuda.jit
-def logsumexp_kernel(x, out):
-    s = cuda.shared.array(BLOCK, np.float32)
-    r = cuda.blockIdx.x
-    t = cuda.threadIdx.x
-    cols = x.shape[1]
-    m = -math.inf
-    for c in range(t, cols, BLOCK):                  # pass 1: this thread's maximum
-        m = max(m, x[r, c])
-    s[t] = m
-    cuda.syncthreads()
-    stride = BLOCK // 2
-    while stride > 0:
-        if t < stride:
-            s[t] = max(s[t], s[t + stride])
-        cuda.syncthreads()
-        stride //= 2
-    m = s[0]
-    cuda.syncthreads()                               # everyone has read s[0] before it changes
-    total = 0.0
-    for c in range(t, cols, BLOCK):                  # pass 2: this thread's sum
-        total += math.exp(x[r, c] - m)
-    s[t] = total
-    cuda.syncthreads()
-    stride = BLOCK // 2
-    while stride > 0:
-        if t < stride:
-            s[t] += s[t + stride]
-        cuda.syncthreads()
-        stride //= 2
-    if t == 0:
-        out[r] = m + math.log(s[0])
+def logsumexp_columns(x, out):
+    c = cuda.grid(1)                                 # one thread per column
+    if c < x.shape[1]:
+        m = -math.inf                                # the identity of max, never 0
+        for r in range(x.shape[0]):                  # pass 1: the column's maximum
+            m = max(m, x[r, c])
+        total = 0.0
+        for r in range(x.shape[0]):                  # pass 2: every term at most exp(0) = 1
+            total += math.exp(x[r, c] - m)
+        out[c] = m + math.log(total)
 
 
 rng_lse = np.random.default_rng(SEED)
-rows_sm, cols_sm = 5, 277
+rows_sm, cols_sm = 61, 40
 x_lse = (4 * rng_lse.standard_normal((rows_sm, cols_sm))).astype(np.float32)
-x_lse[1] += 800                                      # a row far above zero: exp(800) overflows float64
-lse_out = np.zeros(rows_sm, np.float32)
-lse_prof = profile_trace(trace_launch(logsumexp_kernel, rows_sm, BLOCK, x_lse, lse_out))
+x_lse[:, 1] += 800                                   # a column far above zero: exp(800) overflows float64
+lse_out = np.zeros(cols_sm, np.float32)
+lse_prof = profile_trace(trace_launch(logsumexp_columns, -(-cols_sm // 32), 32, x_lse, lse_out))
 x64 = x_lse.astype(np.float64)
-want_lse = x64.max(axis=1) + np.log(np.exp(x64 - x64.max(axis=1, keepdims=True)).sum(axis=1))
+want_lse = x64.max(axis=0) + np.log(np.exp(x64 - x64.max(axis=0)).sum(axis=0))
 print(lse_prof.summary())
-print(f"row 1 (values near 800): log-sum-exp {lse_out[1]:.3f}, NumPy {want_lse[1]:.3f}")
+print(f"column 1 (values near 800): log-sum-exp {lse_out[1]:.3f}, NumPy {want_lse[1]:.3f}")
 assert np.allclose(lse_out, want_lse, rtol=1e-5) and lse_prof.safe
-assert lse_prof.global_loads == 2 * rows_sm * cols_sm and lse_prof.global_stores == rows_sm
+assert lse_prof.global_loads == 2 * rows_sm * cols_sm and lse_prof.global_stores == cols_sm
 
 # %% [markdown]
-# Each element is read twice, and one value per row is written. The row softmax of exercise 09.12
-# needs a third pass that writes $e^{x - m} / \text{sum}$ for every element; its check runs it on
-# rows like row 1 above, where a kernel that skips the maximum overflows. The online softmax of
-# lesson 06 keeps a running maximum and rescales the running sum whenever the maximum grows,
-# which merges the first two passes: writing that as a kernel, with its shared-memory combine, is
-# another puzzle (09.13).
+# Each element is read twice, and one value per column is written. The row softmax of exercise
+# 09.12 gives each row a block of `BLOCK` threads instead: each thread strides along the row, and
+# the block combines its threads' values in shared memory as section 4 did, once with `max` and
+# once with `+`; between the two, every thread must have read the maximum before anyone reuses
+# the shared array. A third pass writes $e^{x - m} / \text{sum}$ for every element. Its check
+# runs it on rows like column 1 above, where a kernel that skips the maximum overflows. The online
+# softmax of lesson 06 keeps a running maximum and rescales the running sum whenever the maximum
+# grows, which merges the first two passes: writing that as a kernel, with its shared-memory
+# combine, is another puzzle (09.13).
 #
 # ## 9. From a profile to a predicted time
 #
@@ -727,44 +759,49 @@ assert lse_prof.global_loads == 2 * rows_sm * cols_sm and lse_prof.global_stores
 # $$ t \ge \max\left(\frac{F}{\pi_{32}},\; \frac{Q}{\beta}\right), \qquad Q = 32 \times \text{sectors}. $$
 #
 # $Q$ counts every sector a global instruction touches, with no reuse by the L1 or L2 caches. That
-# is exact for kernels whose sectors are each touched once (the map, the copy, the shared-tile
-# transposes), and an upper bound where several instructions touch the same sector: the naive
-# matmul re-reads its inputs, and the strided copy and the naive transpose use 4 bytes of a
-# sector whose other bytes other warps use. On a GPU the caches catch much of that. And a source
-# line stands in for an instruction: the counts are of lines, not of the machine instructions a
-# compiler emits; the ratios are what carry over.
+# is exact for kernels whose sectors are each touched once (the leaky ReLU, the grid-stride copy),
+# and an upper bound where several instructions touch the same sector: the shared-tile kernels of
+# section 6 read each element of `a` twice (once directly, once in another block's mirror tile),
+# the naive $A^T B$ re-reads its inputs, and the chunked copy and the naive symmetrize use 4 bytes
+# of a sector whose other bytes other instructions use. On a GPU the caches catch much of that. And a source line stands in for an instruction: the counts are of lines, not
+# of the machine instructions a compiler emits; the ratios are what carry over.
 #
 # `predict_task(run, accelerator)` evaluates the bound at the traced size, and
 # `predict_task(run, accelerator, sizes="large")` at a realistic one. For the large size it takes
-# the task's traffic formula and scales it by how far the traced kernel was from that formula:
-# a kernel that moved twice the formula's bytes when traced is assumed to move twice at scale. Beside
-# the time: the occupancy of the launch's block (lesson 01's calculator; the compiler decides the
-# registers per thread, so a typical figure is assumed, printed below).
+# the task's traffic formula and scales it by how far the traced kernel was from that formula
+# (traced bytes over formula bytes at the traced size): a kernel that moved twice the formula's
+# bytes when traced is assumed to move twice at scale. Beside the time: the occupancy of the
+# launch's block (lesson 01's calculator; the compiler decides the registers per thread, so a
+# typical figure is assumed, printed below).
 
 # %%
-runs = {"map": map_run, "copy": copy_run, "copy (strided)": strided_run, "transpose (naive)": naive_t,
-        "transpose (tile)": tiled_t, "transpose (padded)": padded_t, "matmul (naive)": mm_naive,
-        "matmul (tiled)": mm_tiled}
+runs = {"leaky ReLU": relu_run, "copy (grid-stride)": copy_run, "copy (chunked)": strided_run,
+        "symmetrize (naive)": naive_t, "symmetrize (tile)": tiled_t, "symmetrize (padded)": padded_t,
+        "a^T b (naive)": mm_naive, "a^T b (tiled)": mm_tiled}
 print(f"occupancy assumes {ASSUMED_REGISTERS} registers per thread")
-print(f"{'kernel':19s} {'traced':>9s} {'large size':>24s} {'time us':>9s} {'bound':>7s} {'FLOP/B':>7s} "
+print(f"{'kernel':19s} {'traced':>9s} {'large size':>31s} {'time us':>9s} {'bound':>7s} {'FLOP/B':>7s} "
       f"{'occupancy':>10s}")
 predicted = {}
 for name, run in runs.items():
     small, large = predict_task(run, "H100 SXM"), predict_task(run, "H100 SXM", sizes="large")
     predicted[name] = (small, large)
     at = ", ".join(f"{dim}={size}" for dim, size in (run.sizes | run.task.large).items())
-    print(f"{name:19s} {small.t_s * 1e9:7.1f}ns {at:>24s} {large.t_s * 1e6:9.1f} {large.bound:>7s} "
+    print(f"{name:19s} {small.t_s * 1e9:7.1f}ns {at:>31s} {large.t_s * 1e6:9.1f} {large.bound:>7s} "
           f"{large.intensity_flops_per_byte:7.3f} {large.occupancy:6.0%} ({large.occupancy_limiter})")
 
 # %% [markdown]
 # At the traced sizes every kernel would take nanoseconds, far below the fixed cost of launching
 # any kernel (lesson 01): only the large sizes say something about the design. Every kernel is
-# memory-bound, even the tiled matmul with its `TILE`-wide tiles: its intensity stays below the
+# memory-bound, even the tiled $A^T B$ with its `TILE`-wide tiles: its intensity stays below the
 # H100's FP32 ridge. Check the table a second way: the bound from the catalog directly, and the
-# copy's large-size bytes from the formula $8 \cdot \text{rows} \cdot \text{cols}$ scaled by the
-# traced kernel's waste.
+# ratio that scaled each kernel's formula. The lesson's tasks take their formulas from
+# `course_lib.kernels.design`, the model of section 10's explorer, with the tile each kernel is
+# written for, and their traced sizes have rows a whole number of sectors; so the ratio is exactly
+# 1 for every kernel its formula describes, and the waste of the other two is their design's.
 
 # %%
+from course_lib.kernels.design import design_bytes
+
 ridge_fp32 = h100.peak("fp32") / h100.mem_bandwidth
 for name, (small, large) in predicted.items():
     run = runs[name]
@@ -772,33 +809,28 @@ for name, (small, large) in predicted.items():
     assert np.isclose(small.t_s, max(run.profile.flops / peak, run.profile.bytes_moved / bw))
     assert np.isclose(large.t_s, max(large.flops / peak, large.bytes_moved / bw))
     assert large.bound == "memory" and large.intensity_flops_per_byte < ridge_fp32
-assert predicted["transpose (tile)"][1].t_s == predicted["transpose (padded)"][1].t_s
-waste = copy_run.profile.bytes_moved / (8 * rows * cols)
-big_rows, big_cols = copy_run.task.large["rows"], copy_run.task.large["cols"]
-assert np.isclose(predicted["copy"][1].bytes_moved, 8 * big_rows * big_cols * waste)
-print(f"FP32 ridge of the {h100.name}: {ridge_fp32:.1f} FLOP/B. The traced copy moved {waste:.2f}x "
-      f"its formula's bytes, so the large copy is predicted at {predicted['copy'][1].t_s * 1e6:.0f} us "
-      f"instead of {8 * big_rows * big_cols / h100.mem_bandwidth * 1e6:.0f} us")
+assert predicted["symmetrize (tile)"][1].t_s == predicted["symmetrize (padded)"][1].t_s
+ratios = {name: run.profile.bytes_moved / run.task.model_bytes(run.sizes) for name, run in runs.items()}
+print(f"FP32 ridge of the {h100.name}: {ridge_fp32:.1f} FLOP/B. Traced bytes / formula bytes: " +
+      ", ".join(f"{name} {ratio:.3g}" for name, ratio in ratios.items()))
+assert all(ratios[name] == 1 for name in runs if name not in ("copy (chunked)", "symmetrize (naive)"))
+assert ratios["copy (chunked)"] == 32 / 4        # every lane its own sector, 4 of its 32 bytes used
+mirror_waste = design_bytes("symmetrize (naive)", naive_t.sizes, TILE_T) / naive_t.task.model_bytes(naive_t.sizes)
+assert ratios["symmetrize (naive)"] == mirror_waste == (8 + TILE_T) / 12
 
 # %% [markdown]
-# That scaling is a cautious choice. The copy's waste at the traced size comes from rows of an odd
-# length that straddle sector boundaries; the large rows are a whole number of sectors long
-# (asserted below), so a real copy of that size would move close to the formula's bytes. The
-# naive matmul's formula counts the sectors of a full warp of 2 rows x 16 columns: for each step
-# along $k$, 2 sectors of `a` (one address per row, shared by 16 lanes) and 2 of `b`, 4 bytes per
-# multiply-add; the traced kernel's ratio to it is printed below. The strided copy and the naive
-# transpose keep their wasted sectors at any size; for them, as for the naive matmul (whose
-# re-reads the caches would catch), the time is an upper bound.
+# So the prediction at scale keeps a kernel's waste only where the waste belongs to the design:
+# the chunked copy's lanes are about `COPY_STEPS` elements apart at any size, and the naive
+# symmetrize reads its mirror one sector per lane at any size. A trace whose waste comes from its
+# size (rows of an odd length that straddle sector boundaries, as the causal mask's of section 3)
+# would carry that waste to a large size whose rows are whole sectors; the lesson's examples avoid
+# it by their sizes, the puzzles' random odd sizes do not. For the naive $A^T B$, whose re-reads
+# the caches would catch, the time is an upper bound.
 #
-# The tiled matmul on every NVIDIA GPU in the catalog, at its large size: memory-bound on every
+# The tiled $A^T B$ on every NVIDIA GPU in the catalog, at its large size: memory-bound on every
 # one, so its predicted time goes with the bandwidth.
 
 # %%
-assert (4 * big_cols) % 32 == 0
-naive_ratio = mm_naive.profile.bytes_moved / mm_naive.task.model_bytes(mm_naive.sizes)
-print(f"naive matmul at {mm_naive.sizes}: traced {mm_naive.profile.bytes_moved:,} B, formula "
-      f"{mm_naive.task.model_bytes(mm_naive.sizes):,.0f} B, ratio {naive_ratio:.2f}")
-
 tiled_by_gpu = {}
 for name in list_accelerators(kind="gpu"):
     acc = get_accelerator(name)
@@ -813,7 +845,7 @@ h200 = tiled_by_gpu["H200"]
 assert np.isclose(tiled_by_gpu["H100 SXM"].t_s / h200.t_s, h200.bandwidth_bytes_per_s / h100.mem_bandwidth)
 
 # %% [markdown]
-# **Occupancy against block size.** The copy does the same work with any block shape, and the
+# **Occupancy against block size.** A copy does the same work with any block shape, and the
 # roofline does not care. Occupancy does: an SM holds at most $B_\text{max}$ blocks and
 # $W_\text{max}$ warps, so small blocks run into the block limit first, and a block whose warps do
 # not divide $W_\text{max}$ leaves room unused. With the assumed registers and no shared memory,
@@ -837,55 +869,36 @@ assert occupancy_of[32] == 0.5 and occupancy_of[768] < 1 == occupancy_of[64] == 
 # %% [markdown]
 # ## 10. Explore, and the explorer's formulas checked
 #
-# The explorer below evaluates each design by formula at any size, instantly, for square
-# blocks of tile x tile threads. First, its formulas against traces of $N \times N$ matrices,
-# where every row starts on a sector boundary and every warp is full: $N$ = `TILE_T` for the copy
-# and the transposes, $N$ = `TILE` (one tile, to keep the cell quick) for the matmuls, with the
-# tile each kernel above was written for (`TILE` for the copy). The formulas count sectors the
-# way the tracer does, so on these aligned sizes they agree to the byte.
+# The explorer below evaluates each design by formula at any size, instantly: N x N matrices (a
+# batch of one N x N x N product for $A^T B$) in blocks of tile x tile threads. Its formula is
+# `design_bytes`, the one the tasks of section 9 use, so two checks make the explorer and section
+# 9 one prediction: at the traced sizes the formula equals the trace to the byte (for the tile each
+# kernel was written for), and at the large sizes the explorer's time is `predict_task`'s for the
+# same kernel on the same accelerator.
 
 # %%
 from course_lib.kernels.design import kernel_design
 
-cases = [("copy", copy_kernel, TILE, 2), ("transpose (naive)", transpose_naive, TILE_T, 2),
-         ("transpose (padded tile)", transpose_padded_kernel, TILE_T, 2),
-         ("matmul (naive)", matmul_kernel, TILE, 3), ("matmul (tiled)", matmul_tiled_kernel, TILE, 3)]
-for design, kernel, tile, n_args in cases:
-    N = TILE if design.startswith("matmul") else TILE_T
-    a_sq, b_sq = np.random.default_rng(SEED).standard_normal((2, N, N)).astype(np.float32)
-    args = (a_sq, b_sq, np.zeros_like(a_sq)) if n_args == 3 else (a_sq, np.zeros_like(a_sq))
-    traced = profile_trace(trace_launch(kernel, (N // tile, N // tile), (tile, tile), *args))
-    formula = kernel_design(design, tile, "H100 SXM", N)
-    print(f"{design:24s} N {N:2d}, tile {tile:2d}: traced {traced.bytes_moved:7,d} B, "
-          f"formula {formula.bytes_moved:7,.0f} B; shared {traced.shared_bytes_per_block:,} B per block")
-    assert traced.shared_bytes_per_block == formula.shared_mem_per_block
-    assert traced.bytes_moved == formula.bytes_moved
-
-# %% [markdown]
-# **One kernel, two predictions.** For a 4096-cubed matmul on the H100, section 9's table and the
-# explorer print different times for the same design. Both use the same traffic formula; section
-# 9 multiplies it by the traced kernel's ratio to that formula at its small, odd size, where rows
-# straddle sector boundaries, and the explorer assumes aligned rows, as 4096 floats are. The two
-# differ by exactly that ratio:
-
-# %%
-for design, run in (("matmul (naive)", mm_naive), ("matmul (tiled)", mm_tiled)):
-    side = run.task.large["m"]
+designs = {"copy (grid-stride)": (copy_run, TILE), "symmetrize (naive)": (naive_t, TILE_T),
+           "symmetrize (shared tile)": (tiled_t, TILE_T), "symmetrize (padded tile)": (padded_t, TILE_T),
+           "a^T b (naive)": (mm_naive, TILE), "a^T b (tiled)": (mm_tiled, TILE)}
+for design, (run, tile) in designs.items():
+    large = run.task.large
+    side = math.isqrt(large["n"]) if design.startswith("copy") else large["n"]    # the copy's n is N^2
     by_trace = predict_task(run, "H100 SXM", sizes="large")
-    by_formula = kernel_design(design, TILE, "H100 SXM", side)
-    ratio = run.profile.bytes_moved / run.task.model_bytes(run.sizes)
-    print(f"{design:15s} N = {side}: section 9 {by_trace.t_s * 1e3:6.1f} ms, explorer "
-          f"{by_formula.prediction.t_s * 1e3:6.1f} ms; traced / formula bytes at {run.sizes}: {ratio:.2f}")
-    assert np.isclose(by_trace.t_s, by_formula.prediction.t_s * ratio, rtol=1e-9)
+    by_explorer = kernel_design(design, tile, "H100 SXM", side)
+    print(f"{design:25s} traced {run.profile.bytes_moved:7,d} B, formula "
+          f"{design_bytes(design, run.sizes, tile):7,.0f} B; N = {side}: section 9 {by_trace.t_s * 1e6:8.1f} us, "
+          f"explorer {by_explorer.prediction.t_s * 1e6:8.1f} us")
+    assert run.profile.bytes_moved == design_bytes(design, run.sizes, tile)
+    assert np.isclose(by_trace.t_s, by_explorer.prediction.t_s, rtol=1e-12)
+    assert run.profile.shared_bytes_per_block == by_explorer.shared_mem_per_block
 
 # %% [markdown]
-# The explorer's figure is the one for a real 4096-cubed launch (aligned rows, full warps); section
-# 9's is the cautious upper bound that keeps whatever the small traced launch wasted.
-#
-# Choose a design, a tile (blocks of tile x tile threads), an accelerator and the matrix side.
-# Watch the tiled matmul's traffic fall as its tile grows, and see whether its occupancy moves on
-# each accelerator. The padded tile costs a little more shared memory than the plain one, for no
-# change in predicted time: the roofline sees DRAM, not banks.
+# One kernel, one prediction. Choose a design, a tile (blocks of tile x tile threads), an
+# accelerator and the matrix side. Watch the tiled $A^T B$'s traffic fall as its tile grows, and
+# see whether its occupancy moves on each accelerator. The padded tile costs a little more shared
+# memory than the plain one, for no change in predicted time: the roofline sees DRAM, not banks.
 
 # %%
 from course_lib.widgets.kernels import kernel_explorer
@@ -896,7 +909,7 @@ explorer
 # %% [markdown]
 # ## 11. On a real GPU (optional)
 #
-# With an NVIDIA GPU and numba's CUDA, this cell times the copy and the tiled matmul above at
+# With an NVIDIA GPU and numba's CUDA, this cell times the grid-stride copy and the tiled $A^T B$ above at
 # their large sizes, with CUDA events, and sets each beside its prediction for the catalog GPU of
 # the same name. Without one, it says so in one line.
 
@@ -910,7 +923,7 @@ if has_gpu:
     gpus = list_accelerators(kind="gpu")
     catalog = next((g for g in gpus if all(w.lower() in device.lower() for w in g.split())),
                    next((g for g in gpus if g.split()[0].lower() in device.lower()), "H100 SXM"))
-    for kernel, run in [(copy_kernel, copy_run), (matmul_tiled_kernel, mm_tiled)]:
+    for kernel, run in [(copy_grid_stride, copy_run), (bmm_tn_tiled, mm_tiled)]:
         sizes = run.sizes | run.task.large
         data = run.task.make_data(np.random.default_rng(SEED), sizes)
         grid, block = run.task.launch(sizes)
@@ -1027,42 +1040,47 @@ def count_negative(a, out):
         cuda.atomic.add(out, 0, c[0])              # one global atomic per block
 
 
-a_neg = np.random.default_rng(SEED + 1).standard_normal(5 * BLOCK - 3).astype(np.float32)
+a_neg = np.random.default_rng(SEED + 1).standard_normal(3 * BLOCK - 3).astype(np.float32)
 out_neg = np.zeros(1, np.int32)
-neg_prof = profile_trace(trace_launch(count_negative, 5, BLOCK, a_neg, out_neg))
+neg_prof = profile_trace(trace_launch(count_negative, 3, BLOCK, a_neg, out_neg))
 print(neg_prof.summary())
 assert out_neg[0] == (a_neg < 0).sum() and neg_prof.safe
-assert neg_prof.global_atomics == 5 and neg_prof.shared_atomics == (a_neg < 0).sum()
+assert neg_prof.global_atomics == 3 and neg_prof.shared_atomics == (a_neg < 0).sum()
 
 # %% [markdown]
 # **Scan.** A reduction keeps one sum; a scan keeps every prefix. In the Hillis-Steele pattern
 # the distance doubles, 1, 2, 4, ..., and at each step thread $t$ combines its value with thread
-# $t - d$'s. Each step must read before anyone writes: a barrier between the read and the write,
-# and another after. Here the running maximum of each block's elements:
+# $t - d$'s. Each step must read before anyone overwrites what it reads: with one shared array, a
+# barrier between the read and the write and another after. With two (read one, write the other,
+# then swap their roles) one barrier per step is enough. Here the running maximum of each block's
+# elements, with two buffers:
 
 # %%
 @cuda.jit
 def running_max_block(a, out):
-    s = cuda.shared.array(BLOCK, np.float32)
+    s = cuda.shared.array((2, BLOCK), np.float32)   # two buffers: read one, write the other
     t = cuda.threadIdx.x
     i = cuda.grid(1)
-    s[t] = a[i] if i < a.size else -math.inf
+    s[0, t] = a[i] if i < a.size else -math.inf
     cuda.syncthreads()
+    src = 0
     d = 1
     while d < BLOCK:
-        v = s[t - d] if t >= d else -math.inf
-        cuda.syncthreads()
-        s[t] = max(s[t], v)
-        cuda.syncthreads()
+        v = s[src, t]
+        if t >= d:
+            v = max(v, s[src, t - d])
+        s[1 - src, t] = v
+        cuda.syncthreads()                          # all writes done before the roles swap
+        src = 1 - src
         d *= 2
     if i < a.size:
-        out[i] = s[t]
+        out[i] = s[src, t]
 
 
 out_rm = np.zeros(a_neg.size, np.float32)
-rm_prof = profile_trace(trace_launch(running_max_block, 5, BLOCK, a_neg, out_rm))
+rm_prof = profile_trace(trace_launch(running_max_block, 3, BLOCK, a_neg, out_rm))
 want_rm = np.concatenate([np.maximum.accumulate(a_neg[b:b + BLOCK]) for b in range(0, a_neg.size, BLOCK)])
-assert np.array_equal(out_rm, want_rm) and rm_prof.safe
+assert np.array_equal(out_rm, want_rm) and rm_prof.safe and rm_prof.barriers == 1 + int(math.log2(BLOCK))
 print(f"{int(math.log2(BLOCK))} steps, {rm_prof.barriers} barriers per thread, "
       f"{rm_prof.global_loads} loads for {a_neg.size} elements")
 
@@ -1094,7 +1112,7 @@ def average3(x, y):
 
 
 y_avg = np.zeros(a_neg.size, np.float32)
-avg_prof = profile_trace(trace_launch(average3, 5, BLOCK, a_neg, y_avg))
+avg_prof = profile_trace(trace_launch(average3, 3, BLOCK, a_neg, y_avg))
 padded = np.concatenate([[0.0], a_neg, [0.0]])
 assert np.allclose(y_avg, (padded[:-2] + padded[1:-1] + padded[2:]) / 3, atol=1e-6) and avg_prof.safe
 print(f"global loads {avg_prof.global_loads} for {a_neg.size} outputs (each element once, plus "
@@ -1103,8 +1121,8 @@ print(f"global loads {avg_prof.global_loads} for {a_neg.size} outputs (each elem
 # %% [markdown]
 # **Tile in registers.** In the tiled matmul of section 7 every multiply-add reads two words of
 # shared memory. A thread that computes several outputs can hold a value in a register and use
-# it for each of them. The outer product of section 3 with two columns per thread reads `a[r]`
-# once for two outputs:
+# it for each of them. An outer product, `out[r, c] = a[r] * b[c]`, with two columns per thread
+# reads `a[r]` once for two outputs:
 
 # %%
 @cuda.jit
@@ -1192,12 +1210,12 @@ assert sums["a warp per row"].simt_efficiency > sums["a thread per row"].simt_ef
 # against NVIDIA's metrics reference; `ncu --query-metrics` on the GPU lists the real ones. No
 # GPU ran for this lesson, so no real report stands beside the trace; on one, run
 # `ncu --metrics <name>,... python my_kernel.py` and compare row by row. The unpadded and the
-# padded transpose of section 6:
+# padded shared tiles of section 6 (the symmetric part):
 
 # %%
 from course_lib.kernels.profile import NSIGHT_METRICS, NSIGHT_STATUS
 
-for name, run in (("transpose (tile)", tiled_t), ("transpose (padded)", padded_t)):
+for name, run in (("symmetrize (tile)", tiled_t), ("symmetrize (padded)", padded_t)):
     occ = predict_task(run, "H100 SXM").occupancy
     print(f"{name}:\n{run.profile.nsight(occ)}\n")
 conflicts = {name: run.profile.shared_bank_conflicts for name, run in (("tile", tiled_t), ("padded", padded_t))}
@@ -1210,13 +1228,13 @@ assert len(NSIGHT_METRICS) == len(tiled_t.profile.nsight().splitlines()) - 1
 # alike, so they should match `ncu`'s `l1tex__t_sectors...` wherever the compiler emits one load
 # per source access (a vectorised load would merge several). The bytes read from DRAM
 # (`dram__bytes_read.sum`, unverified too) are lower wherever the caches serve re-reads, the
-# naive matmul's above all: section 9's time is an upper bound for such kernels.
+# naive $A^T B$'s above all: section 9's time is an upper bound for such kernels.
 
 # %% [markdown]
 # ## Misconceptions
 #
 # - **"A kernel that gives the right answer is correct."** The upward reduction of section 4 gave
-#   every sum right and still races: on a GPU its answer depends on which warp runs first. The
+#   every index right and still races: on a GPU its answer depends on which warp runs first. The
 #   check reads the trace, so it finds the race whatever the output says.
 # - **"Threads in a warp run in lockstep, so they need no `syncthreads`."** Since Volta each
 #   thread has its own program counter (lesson 02), and the CUDA programming model promises no
@@ -1243,20 +1261,20 @@ assert one_warp.n_warps == 1 and one_warp.problems[0].kind == "race"
 # - **"More threads per block is always faster."** The time bound does not depend on the block,
 #   and occupancy does not grow with it: section 9 printed half occupancy for blocks of one warp,
 #   full for 64 threads and for 1024, and less than full for 768 in between.
-# - **"The naive matmul reads $2mkn$ values from DRAM."** It *issues* $2mkn$ loads (section 7).
+# - **"The naive matmul reads $2mkn$ values from DRAM."** It *issues* $2mkn$ loads per product (section 7).
 #   The lanes of a warp share sectors, and on a GPU the L1 and L2 caches serve most re-reads, so
 #   DRAM traffic lies between the compulsory bytes (each matrix once) and the trace's count:
 
 # %%
-m, k, n = (mm_naive.sizes[d] for d in "mkn")
-compulsory = 4 * (m * k + k * n + m * n)
+batch, m, k, n = (mm_naive.sizes[d] for d in ("batch", "m", "k", "n"))
+compulsory = 4 * batch * (m * k + k * n + m * n)
 traced_bytes = mm_naive.profile.bytes_moved
 loads_bytes = 4 * (mm_naive.profile.global_loads + mm_naive.profile.global_stores)
 print(f"compulsory {compulsory:,} B <= sectors traced {traced_bytes:,} B <= 4 B per load {loads_bytes:,} B")
 assert compulsory <= traced_bytes <= loads_bytes
 
 # %% [markdown]
-# - **"The padded transpose is faster because it moves fewer bytes."** It moves exactly the same
+# - **"The padded tile is faster because it moves fewer bytes."** It moves exactly the same
 #   global bytes (section 6). Padding changes only which bank each word of the tile lives in, and
 #   what falls is the number of passes through the banks. The roofline prediction of section 9
 #   sees DRAM bytes only, so it gives the two the same time; on a GPU the conflicts cost shared-
@@ -1265,8 +1283,10 @@ assert compulsory <= traced_bytes <= loads_bytes
 # ## Exercises
 #
 # `my_work/09_kernel_lab.py`, your own copy of the exercises (`make lab` makes it; answers in
-# `solutions/09_kernel_lab.py`): one puzzle per kernel task, from the map of section 2 to
-# the online softmax, with a vector add, an outer product and a dot product with one global atomic
+# `solutions/09_kernel_lab.py`): one puzzle per kernel task, from the map to the online softmax,
+# each a neighbour of a kernel printed here (the map of the leaky ReLU, the 2D map of the causal
+# mask, the block sum of the block argmax, the copy of both copies, the transposes of the
+# symmetric part, the matmuls of $A^T B$): the lesson prints none of their answers, with a vector add, an outer product and a dot product with one global atomic
 # per block on the way. `check("09.1", map_kernel)` and its siblings run your kernel on random
 # sizes that no block size divides (drawn from your identity: yours are not your neighbour's), on
 # fewer elements than one block and on the puzzle's adversarial data (rows far from zero whose
@@ -1291,8 +1311,9 @@ assert compulsory <= traced_bytes <= loads_bytes
 #   request instead of one per lane.
 # - Every shared-memory exchange between threads needs `cuda.syncthreads()`, inside a warp too. A
 #   race is a bug even when the output is right; the trace finds it.
-# - A shared tile makes both sides of a transpose coalesced; one word of padding per row removes
-#   its 32-way bank conflict (lesson 03's $\gcd(s, 32)$).
+# - A shared tile makes a transposed access coalesced on both sides (section 6's mirror read, a
+#   transpose); one word of padding per row removes its 32-way bank conflict (lesson 03's
+#   $\gcd(s, 32)$).
 # - Tiling a matmul cuts global loads from $2mkn$ to lesson 06's
 #   $mk\lceil n/T\rceil + kn\lceil m/T\rceil$.
 # - The lanes of a warp exchange registers with `shfl_*_sync`; every lane its mask names must

@@ -814,7 +814,8 @@ check("09.21", int8_gemv_kernel)
 # + \varepsilon}\; g_c$ with $\varepsilon$ = `RMS_EPS` = 1e-6 inside the square root.
 # **Launch:** one block of `BLOCK` = 128 threads per row. **Cost targets:** at most three
 # global loads per element (x twice, g once) and one store. The check includes a row of zeros.
-# Section 8's softmax shows the block reduction over a row.
+# Section 4 shows a block reduction in shared memory (the block argmax), section 8 a statistic
+# computed before the output pass (the log-sum-exp).
 
 # %%
 @cuda.jit

@@ -151,7 +151,7 @@ def _mat(rows, cols, seed=0, dtype=np.float32):
 BY_NAME = {
     "accelerator": "H100 SXM", "precision": "bf16", "fmt": "bf16", "format": "bf16",
     "model": "Llama 3 8B", "name": "k", "kind": "all_reduce", "tier": "nvlink",
-    "pattern": "strided", "group": "tp", "design": "matmul (tiled)", "schedule": "1f1b", "recompute": "none",
+    "pattern": "strided", "group": "tp", "design": "a^T b (tiled)", "schedule": "1f1b", "recompute": "none",
     "rng": _rng, "seed": 0,
     "m": 64, "k": 48, "n": 32, "batch": 2, "size": 64, "tile": 16, "tile_m": 32, "tile_n": 32,
     "tile_k": 16, "rows": 8, "cols": 12, "count": 2,
@@ -410,7 +410,8 @@ OVERRIDES = {
     "course_lib.widgets.simt.explore_simt": dict(pattern="odd lanes", warp_size=32, n_threads=256),
     "course_lib.widgets.simt.branch_kernel": dict(pattern="odd lanes"),
     "course_lib.widgets.tiling.explore_tiling": dict(tile=64, seq_len=1024, block_size=128),
-    "course_lib.widgets.kernels.explore_kernel": dict(design="matmul (tiled)", tile=16, size=256),
+    "course_lib.widgets.kernels.explore_kernel": dict(design="a^T b (tiled)", tile=16, size=256),
+    "course_lib.kernels.design.design_bytes": dict(design="a^T b (tiled)", sizes={"m": 24, "k": 21, "n": 32}, tile=16),
     "course_lib.widgets.economics.explore_serving": dict(batch=4, context_tokens=512),
     "course_lib.widgets.roofline.explore_matmul": dict(m=256, k=256, n=256, batch=1),
     "course_lib.widgets.latency.explore_occupancy": dict(shared_mem_kib=16.0),

@@ -520,7 +520,8 @@ class _Shared:
 def _shared_name(frame, shape) -> str:
     """The variable name on the allocating line (``tile = cuda.shared.array(...)`` -> 'tile')."""
     try:
-        line = inspect.getframeinfo(frame).code_context[0]
+        # linecache directly: inspect.getframeinfo searches every module for the frame's (tens of ms)
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
         left = line.split("=")[0].strip()
         if left.isidentifier():
             return left

@@ -42,7 +42,7 @@ def kernel_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
     nvidia = [n for n in list_accelerators() if get_accelerator(n).max_warps_per_sm is not None]
     acc = pick("accelerator", accelerator, nvidia, lambda a: get_accelerator(a).name)
     controls = {
-        "design": widgets.Dropdown(options=list(DESIGNS), value="transpose (shared tile)", description="kernel"),
+        "design": widgets.Dropdown(options=list(DESIGNS), value="symmetrize (shared tile)", description="kernel"),
         "tile": widgets.Dropdown(options=list(TILES), value=16, description="tile (threads per side)"),
         "accelerator": widgets.Dropdown(options=nvidia, value=acc, description="accelerator"),
         "size": widgets.SelectionSlider(options=[2 ** k for k in range(8, 15)], value=4096,

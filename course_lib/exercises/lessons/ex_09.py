@@ -468,8 +468,8 @@ EXERCISES = [
         "09.17", task="scan_block", concepts=("shared-memory", "synchronization"),
         form=_form("scan_block_kernel(x, out)", "writes the inclusive prefix sum of each block's "
                    "BLOCK elements of x"),
-        hints=("The tree of section 4 halves the stride and keeps one sum; a scan keeps every "
-               "partial sum, so the distance doubles: d = 1, 2, 4, ... BLOCK / 2.",
+        hints=("The tree of section 4 halves the stride and keeps one value (the block's largest); "
+               "a scan keeps every partial sum, so the distance doubles: d = 1, 2, 4, ... BLOCK / 2.",
                "At distance d, thread t >= d adds s[t - d] to s[t]; but thread t - d may be "
                "updating s[t - d] in the same step.",
                "Read v = s[t - d] (0 for t < d), syncthreads, s[t] += v, syncthreads; threads past "
@@ -519,8 +519,8 @@ EXERCISES = [
         "09.22", task="rmsnorm", concepts=("reductions",),
         form=_form("rmsnorm_kernel(x, g, out)", "writes x / sqrt(mean(x^2) + RMS_EPS) * g, one "
                    "block of BLOCK threads per row"),
-        hints=("Section 8's softmax reads a row several times around block reductions; RMSNorm needs "
-               "one reduction (the sum of squares) and one output pass.",
+        hints=("Section 4 reduces a block in a shared-memory tree, and section 8 computes a statistic "
+               "before its output; RMSNorm needs one reduction (the sum of squares) and one output pass.",
                "Strided sum of x^2, a tree in shared memory, then every thread reads s[0] and "
                "computes the row's scale once.",
                "scale = 1 / sqrt(s[0] / cols + RMS_EPS): the epsilon inside the square root keeps a "
