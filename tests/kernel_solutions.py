@@ -1163,3 +1163,188 @@ PUZZLE_BROKEN = {
     "conv1d_no_sync": ("conv1d", conv1d_no_sync_kernel, "race", "shared-memory race"),
     "conv1d_left_halo_only": ("conv1d", conv1d_left_halo_only_kernel, "wrong", "expected"),
 }
+
+
+# ----------------------------------------------------------------------------- the December 2026 study
+
+# Wrong kernels (and two bypasses) that lesson 09's checks accepted in the blind learner study
+# (docs/studies/kernel_lab_study_2026-12.md); each demo is in docs/studies/passing_wrong_kernels.py.
+
+@cuda.jit
+def scan_block_float_tile_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.float32)        # float32 for int32 data: exact only up to 2**24
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def scan_float_tile_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.float32)        # a float32 tile and a float carry
+    t = cuda.threadIdx.x
+    carry = 0.0
+    for base in range(0, x.size, BLOCK):
+        i = base + t
+        s[t] = x[i] if i < x.size else 0
+        cuda.syncthreads()
+        d = 1
+        while d < BLOCK:
+            v = s[t - d] if t >= d else 0
+            cuda.syncthreads()
+            s[t] += v
+            cuda.syncthreads()
+            d *= 2
+        if i < x.size:
+            out[i] = s[t] + carry
+        carry += s[BLOCK - 1]
+        cuda.syncthreads()
+
+
+@cuda.jit
+def scan_five_tiles_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    carry = 0
+    for base in range(0, min(x.size, 5 * BLOCK), BLOCK):     # stops after five tiles
+        i = base + t
+        s[t] = x[i] if i < x.size else 0
+        cuda.syncthreads()
+        d = 1
+        while d < BLOCK:
+            v = s[t - d] if t >= d else 0
+            cuda.syncthreads()
+            s[t] += v
+            cuda.syncthreads()
+            d *= 2
+        if i < x.size:
+            out[i] = s[t] + carry
+        carry += s[BLOCK - 1]
+        cuda.syncthreads()
+
+
+@cuda.jit
+def rmsnorm_eps_outside_kernel(x, g, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    acc = 0.0
+    for c in range(t, cols, BLOCK):
+        v = x[r, c]
+        acc += v * v
+    s[t] = acc
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    inv = 1.0 / (math.sqrt(s[0] / cols) + RMS_EPS)      # eps outside the square root
+    for c in range(t, cols, BLOCK):
+        out[r, c] = x[r, c] * inv * g[c]
+
+
+@cuda.jit
+def spmv_rows_up_to_96_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1) // 32
+    acc = 0.0
+    if r < y.size:
+        for j in range(indptr[r] + cuda.laneid, min(indptr[r + 1], indptr[r] + 96), 32):   # 3 per lane
+            acc += data[j] * x[indices[j]]
+    k = 16
+    while k > 0:
+        acc += cuda.shfl_xor_sync(FULL_MASK, acc, k)
+        k //= 2
+    if cuda.laneid == 0 and r < y.size:
+        y[r] = acc
+
+
+@cuda.jit
+def conv1d_centre_loaded_twice_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    b0 = cuda.blockIdx.x * BLOCK
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        tile[t] = x[b0 - RADIUS + t] if b0 - RADIUS + t >= 0 else 0.0
+        j = b0 + BLOCK + t
+        tile[BLOCK + RADIUS + t] = x[j] if j < n else 0.0
+    cuda.syncthreads()
+    if i < n:
+        acc = w[RADIUS] * x[i]                      # x[i] loaded from global a second time
+        for q in range(TAPS):
+            if q != RADIUS:
+                acc += w[q] * tile[t + q]
+        y[i] = acc
+
+
+@cuda.jit
+def conv1d_right_guard_le_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    b0 = cuda.blockIdx.x * BLOCK
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        tile[t] = x[b0 - RADIUS + t] if b0 - RADIUS + t >= 0 else 0.0
+        j = b0 + BLOCK + t
+        tile[BLOCK + RADIUS + t] = x[j] if j <= n else 0.0      # reads x[n] when n % BLOCK <= 2
+    cuda.syncthreads()
+    if i < n:
+        acc = 0.0
+        for q in range(TAPS):
+            acc += w[q] * tile[t + q]
+        y[i] = acc
+
+
+@cuda.jit
+def scan_block_serial_thread0_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    if t == 0:                                      # BLOCK - 1 serial steps while the block waits
+        for j in range(1, BLOCK):
+            s[j] += s[j - 1]
+    cuda.syncthreads()
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def warp_sum_serial_lane0_kernel(a, out):
+    i = cuda.grid(1)
+    if cuda.laneid == 0:                            # no shuffle: lane 0 adds its warp's 32 elements
+        v = 0.0
+        for j in range(i, min(i + 32, a.size)):
+            v += a[j]
+        cuda.atomic.add(out, 0, v)
+
+
+#: The study's passing wrong kernels and bypasses: variant -> (task, kernel, failure class, words).
+STUDY_PASSED = {
+    "scan_block_float_tile": ("scan_block", scan_block_float_tile_kernel, "numerics", "2**24"),
+    "scan_float_tile": ("scan", scan_float_tile_kernel, "numerics", "2**24"),
+    "scan_five_tiles": ("scan", scan_five_tiles_kernel, "wrong", "never written"),
+    "rmsnorm_eps_outside": ("rmsnorm", rmsnorm_eps_outside_kernel, "numerics", "inside the square root"),
+    "spmv_rows_up_to_96": ("spmv_csr", spmv_rows_up_to_96_kernel, "wrong", "nonzeros"),
+    "conv1d_centre_loaded_twice": ("conv1d", conv1d_centre_loaded_twice_kernel, "cost", "global loads of x at most"),
+    "conv1d_right_guard_le": ("conv1d", conv1d_right_guard_le_kernel, "out of bounds", "zeros past both ends"),
+    "scan_block_serial_thread0": ("scan_block", scan_block_serial_thread0_kernel, "cost", "serial"),
+    "warp_sum_serial_lane0": ("warp_sum", warp_sum_serial_lane0_kernel, "cost", "shuffles"),
+}
