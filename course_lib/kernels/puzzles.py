@@ -153,7 +153,8 @@ _SERIAL_SCAN = Mistake(
     "(read into a local, then a barrier, then the add, then a barrier).")
 _SCAN_TILES_SKIPPED = Mistake(
     "scan-tiles-not-walked", "Part of the array never written: the loop over tiles stops before "
-    "the end of x (a fixed count of tiles, or a bound below x.size). One block walks every tile.",
+    "the end of x (a fixed count of tiles, or a bound below x.size). One block walks every tile, carrying the "
+    "running total from one to the next.",
     "patterns", "Walk base = 0, BLOCK, 2 BLOCK, ... while base < x.size, and check the last tile's "
     "guard.")
 _SCAN_TILE_RACE = Mistake(
@@ -273,8 +274,7 @@ _WARP_SUM_WRONG = Mistake(
 
 
 def _warp_sum_diagnose(run, name, idx, written):
-    warps = -(-run.sizes["n"] // 32)
-    if run.profile.global_atomics > warps:
+    if run.profile.global_atomics > run.profile.n_warps:          # more than one per launched warp
         return "wrong", _WARP_ATOMICS
     return None
 
