@@ -235,7 +235,7 @@ _add(KernelTask(
     "out[i] = x[0] + ... + x[i] over the whole array, by one block of BLOCK threads that scans it "
     "tile by tile and carries the running total",
     ("x", "out"), ("out",),
-    make_sizes=lambda rng: {"n": _odd(rng, 300, 600)}, edge_sizes=lambda rng: {"n": _odd(rng, 3, 31)},
+    make_sizes=lambda rng: {"n": _odd(rng, 2 * BLOCK + 3, 3 * BLOCK)}, edge_sizes=lambda rng: {"n": _odd(rng, 3, 31)},
     make_data=_int_data,
     reference=lambda d: {"out": np.cumsum(d["x"].astype(np.int64)).astype(np.int32)},
     launch=lambda s: ((1,), (BLOCK,)),
@@ -441,11 +441,18 @@ def _rms_data(rng, s, zero_row=False):
 
 
 def _rms_small_data(rng, s):
-    """Row 0 of values about 1e-3: mean(x^2) is about RMS_EPS, where eps's place shows (outside the
-    square root, 1 / (1e-3 + 1e-6) against 1 / sqrt(2e-6): 40% apart). Row 1 is ordinary."""
-    d = _rms_data(rng, s)
-    d["x"][0] *= np.float32(np.sqrt(RMS_EPS) / 3)
+    """Row 1 of zeros, and row 2 of values about 1e-3: its mean(x^2) is about RMS_EPS, where eps's
+    place shows (outside the square root, 1 / (1e-3 + 1e-6) against 1 / sqrt(2e-6): 40% apart)."""
+    d = _rms_data(rng, s, zero_row=True)
+    d["x"][2] *= np.float32(np.sqrt(RMS_EPS) / 3)
     return d
+
+
+def _rms_diagnose(run, name, idx, written):
+    x = run.data["x"][idx[0]].astype(np.float64)
+    if written and 0 < (x * x).mean() < 100 * RMS_EPS:
+        return "numerics", _EPS_OUTSIDE
+    return None
 
 
 def _rms_ref(d):
@@ -489,10 +496,9 @@ _add(KernelTask(
              _stores_at_most(_t("rows", "cols"), "one per element")),
     large={"rows": 4096, "cols": 8192}, rtol=1e-4, atol=1e-5,
     mistakes={"numerics": _EPS_FORGOTTEN, "wrong": _RMS_WRONG},
-    special=(Case("a row of zeros", lambda rng: {"rows": 3, "cols": _odd(rng, 40, 120)},
-                  lambda rng, s: _rms_data(rng, s, zero_row=True), _EPS_FORGOTTEN),
-             Case("a row whose mean square is near eps (|x| about 1e-3)",
-                  lambda rng: {"rows": 2, "cols": _odd(rng, 40, 120)}, _rms_small_data, _EPS_OUTSIDE),
+    diagnose=_rms_diagnose,
+    special=(Case("a row of zeros, and one whose mean square is near eps (|x| about 1e-3)",
+                  lambda rng: {"rows": 3, "cols": _odd(rng, 40, 120)}, _rms_small_data, _EPS_FORGOTTEN),
              Case("a size of one", lambda rng: {"rows": 1, "cols": 1}))))
 
 
@@ -514,9 +520,6 @@ def _spmv_data(rng, s, kind="skewed"):
     elif kind == "empty":
         lengths = np.zeros(rows, int)
         lengths[rows // 2] = cols
-    elif kind == "long":       # short rows around one far longer than three warps' width
-        lengths = np.minimum(rng.integers(0, 6, rows), cols)
-        lengths[1] = cols
     else:
         lengths = np.minimum(rng.integers(0, 4, rows), cols)
     indptr, indices = _csr(rng, rows, cols, lengths)
@@ -582,11 +585,8 @@ _add(KernelTask(
                         "runs: 30-70% on these matrices, against 90% for a warp per row"),),
     large={"rows": 1 << 20, "cols": 1 << 20}, rtol=1e-4, atol=1e-5,
     mistakes={"wrong": _SPMV_WRONG}, diagnose=_spmv_diagnose,
-    special=(Case("empty rows and one dense row", lambda rng: {"rows": 9, "cols": _odd(rng, 33, 65)},
-                  lambda rng, s: _spmv_data(rng, s, "empty"), _EMPTY_ROW),
-             Case("a row of 150 to 300 nonzeros (more than three warps' width)",
-                  lambda rng: {"rows": 5, "cols": _odd(rng, 150, 300)},
-                  lambda rng, s: _spmv_data(rng, s, "long"), _ROW_CUT),
+    special=(Case("empty rows and one dense row of 150 to 300 nonzeros (past three warps' width)",
+                  lambda rng: {"rows": 9, "cols": _odd(rng, 150, 300)}, lambda rng, s: _spmv_data(rng, s, "empty")),
              Case("a size of one", lambda rng: {"rows": 1, "cols": 1},
                   lambda rng, s: _spmv_data(rng, s, "few")))))
 
