@@ -1573,3 +1573,25 @@ FEEDBACK = {
     "conv1d_right_halo_shifted": ("conv1d", conv1d_right_halo_shifted_kernel, "wrong", "halo-off-by-one"),
     "conv1d_flipped_taps": ("conv1d", conv1d_flipped_taps_kernel, "wrong", "conv-taps-or-halo"),
 }
+
+
+@cuda.jit
+def int8_gemv_int16_partials_kernel(w, w_scale, x, x_scale, y):
+    s = cuda.shared.array(BLOCK, np.int16)          # too narrow for a row's sum of int8 products
+    t = cuda.threadIdx.x
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0
+    if r < w.shape[0]:
+        for c in range(lane, w.shape[1], 32):
+            acc += w[r, c] * x[c]
+    s[t] = acc
+    cuda.syncwarp(FULL_MASK)
+    if lane == 0 and r < w.shape[0]:
+        total = 0
+        for q in range(32):
+            total += s[t + q]
+        y[r] = total * (w_scale[r] * x_scale[0])
+
+
+FEEDBACK["int8_gemv_int16_partials"] = ("int8_gemv", int8_gemv_int16_partials_kernel, "crash", "narrow-integer-sum")

@@ -113,8 +113,8 @@ def _large_int_data(rng, s):
 
 
 def _prefix_sizes(rng):
-    """Two blocks (the first full, so its prefixes pass 2**24), the second partial."""
-    return {"n": _odd(rng, BLOCK + 3, 2 * BLOCK)}
+    """One full block: its prefixes pass 2**24 (and n % BLOCK is 0, a boundary no odd size has)."""
+    return {"n": BLOCK}
 
 
 def _block_scan_ref(d):
@@ -329,11 +329,13 @@ def _tiled16_loads(s) -> int:
 
 
 _REGISTERS_NOT_REUSED = Mistake(
-    "micro-tile-not-in-registers", "Each product reading both its operands from shared memory: a "
-    "micro-tile pays off because one element of the a tile, held in a register, serves MICRO "
-    "products, and one of the b tile serves MICRO more.", "patterns",
+    "micro-tile-not-in-registers", "More shared reads than one per multiply-add: each product "
+    "reading both its operands from shared memory (a micro-tile pays off because one element of the "
+    "a tile, held in a register, serves MICRO products, and one of the b tile serves MICRO more), "
+    "or the k loop walking steps past k (a fixed range) and reading tiles no product needs.",
+    "patterns",
     "Per p, load MICRO values of the a tile and MICRO of the b tile into local variables, then do "
-    "the MICRO x MICRO multiply-adds from those.")
+    "the MICRO x MICRO multiply-adds from those; walk k0 in range(0, k, RT_K), k from a.shape[1].")
 _RT_GLOBAL = Mistake(
     "micro-tile-loads", "More DRAM loads than the plain 16 x 16 tiled kernel: the block still covers "
     "a 16 x 16 tile of the output, so each element of a and b is loaded once per tile it serves.",
@@ -409,6 +411,13 @@ _GEMV_WRONG = Mistake(
     "Compute the named y[r] by hand from w[r], x and the two scales; then print your kernel's "
     "integer sum for that row before the scales.")
 
+_NARROW_SUM = Mistake(
+    "narrow-integer-sum", "A sum of int8 products kept in a narrow integer (an int8 or int16 array): "
+    "one product is up to 128 x 128 = 16,384, so a few hundred of them need 32 bits. The tracer "
+    "stops at the overflow; a GPU wraps it silently.", "warp",
+    "Keep the partial sums in an int32 (or a plain Python int local), and read the message's value "
+    "against the dtype it names.")
+
 _add(KernelTask(
     "int8_gemv", "kernel(w, w_scale, x, x_scale, y)",
     "y[r] = w_scale[r] * x_scale[0] * sum_k w[r, k] * x[k] on INT8 w (rows x cols) and x, one warp "
@@ -424,7 +433,7 @@ _add(KernelTask(
                         why="a warp's 32 neighbouring bytes of one row span one or two 32-byte sectors"),
              _loads_at_most(lambda s: 2 * s["rows"] * s["cols"] + 2 * s["rows"] + s["rows"],
                             "w and x once per row, the scales once per row")),
-    large={"rows": 8192, "cols": 8192}, rtol=1e-5, atol=1e-5, mistakes={"wrong": _GEMV_WRONG},
+    large={"rows": 8192, "cols": 8192}, rtol=1e-5, atol=1e-5, mistakes={"wrong": _GEMV_WRONG, "crash": _NARROW_SUM},
     special=(Case("every value -128 (int8's most negative)", lambda rng: {"rows": 5, "cols": _odd(rng, 200, 300)},
                   lambda rng, s: _gemv_data(rng, s, extreme=True)),
              Case("a size of one", lambda rng: {"rows": 1, "cols": 1}))))
