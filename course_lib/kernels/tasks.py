@@ -678,6 +678,15 @@ def _first_wrong(run: TaskRun):
     return None
 
 
+def _numbers(got, want) -> tuple[str, str]:
+    """Two values as a message prints them: integers in full (16,777,217 is not 16,777,216),
+    floats to 6 digits, or 9 where 6 would print the two the same."""
+    if np.asarray(got).dtype.kind in "iu":
+        return f"{int(got):,}", f"{int(want):,}"
+    g, w = f"{got:.6g}", f"{want:.6g}"
+    return (f"{got:.9g}", f"{want:.9g}") if g == w else (g, w)
+
+
 def _writer_of(run: TaskRun, name: str, idx: tuple) -> str:
     tr = run.profile.trace
     aid = next((i for i, a in enumerate(tr.arrays) if a.name == name and a.space == 0), None)
@@ -886,7 +895,8 @@ def check_kernel(task, kernel, seed=None, cases=None, learner=None) -> list[Task
             closer = task.diagnose(run, name, idx, written) if task.diagnose is not None else None
             if closer is not None:
                 failure, mistake = closer
-            raise _fail(task, where, f"{name}[{index}] is {got:.6g}, expected {want:.6g} ({count} wrong "
+            got_text, want_text = _numbers(got, want)
+            raise _fail(task, where, f"{name}[{index}] is {got_text}, expected {want_text} ({count} wrong "
                         f"element(s); {writer})", failure, again, mistake)
         for target in task.targets if c < task.costed_cases else ():   # adversarial: safety and values
             ok, got, lim = target.evaluate(run.profile, run.sizes)
