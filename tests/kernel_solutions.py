@@ -1138,8 +1138,8 @@ PUZZLE_BROKEN = {
     "scan_block_unguarded_store": ("scan_block", scan_block_unguarded_store_kernel, "out of bounds", "out of bounds"),
     "scan_no_carry": ("scan", scan_no_carry_kernel, "wrong", "carried"),
     "scan_carry_race": ("scan", scan_carry_race_kernel, "race", "shared-memory race"),
-    "scan_one_tile": ("scan", scan_one_tile_kernel, "wrong", "carried"),
-    "scan_block_kernel_for_scan": ("scan", scan_block_kernel, "wrong", "carried"),
+    "scan_one_tile": ("scan", scan_one_tile_kernel, "wrong", "walks every tile"),
+    "scan_block_kernel_for_scan": ("scan", scan_block_kernel, "wrong", "walks every tile"),
     "warp_sum_guarded_shuffle": ("warp_sum", warp_sum_guarded_shuffle_kernel, "warp sync", "never arrive"),
     "warp_sum_shfl_up": ("warp_sum", warp_sum_shfl_up_kernel, "wrong", "expected"),
     "warp_sum_shared": ("warp_sum", warp_sum_shared_kernel, "cost", "no shared-memory accesses"),
@@ -1158,8 +1158,440 @@ PUZZLE_BROKEN = {
     "spmv_scalar": ("spmv_csr", spmv_scalar_kernel, "cost", "SIMT efficiency"),
     "spmv_skip_empty": ("spmv_csr", spmv_skip_empty_kernel, "wrong", "empty"),
     "spmv_inclusive_end": ("spmv_csr", spmv_inclusive_end_kernel, "out of bounds", "out of bounds"),
-    "conv1d_direct": ("conv1d", conv1d_direct_kernel, "cost", "global loads at most"),
+    "conv1d_direct": ("conv1d", conv1d_direct_kernel, "cost", "global loads of x at most"),
     "conv1d_halo_unguarded": ("conv1d", conv1d_halo_unguarded_kernel, "out of bounds", "zeros past both ends"),
     "conv1d_no_sync": ("conv1d", conv1d_no_sync_kernel, "race", "shared-memory race"),
     "conv1d_left_halo_only": ("conv1d", conv1d_left_halo_only_kernel, "wrong", "expected"),
 }
+
+
+# ----------------------------------------------------------------------------- the December 2026 study
+
+# Wrong kernels (and two bypasses) that lesson 09's checks accepted in the blind learner study
+# (docs/studies/kernel_lab_study_2026-12.md); each demo is in docs/studies/passing_wrong_kernels.py.
+
+@cuda.jit
+def scan_block_float_tile_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.float32)        # float32 for int32 data: exact only up to 2**24
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def scan_float_tile_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.float32)        # a float32 tile and a float carry
+    t = cuda.threadIdx.x
+    carry = 0.0
+    for base in range(0, x.size, BLOCK):
+        i = base + t
+        s[t] = x[i] if i < x.size else 0
+        cuda.syncthreads()
+        d = 1
+        while d < BLOCK:
+            v = s[t - d] if t >= d else 0
+            cuda.syncthreads()
+            s[t] += v
+            cuda.syncthreads()
+            d *= 2
+        if i < x.size:
+            out[i] = s[t] + carry
+        carry += s[BLOCK - 1]
+        cuda.syncthreads()
+
+
+@cuda.jit
+def scan_five_tiles_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    carry = 0
+    for base in range(0, min(x.size, 5 * BLOCK), BLOCK):     # stops after five tiles
+        i = base + t
+        s[t] = x[i] if i < x.size else 0
+        cuda.syncthreads()
+        d = 1
+        while d < BLOCK:
+            v = s[t - d] if t >= d else 0
+            cuda.syncthreads()
+            s[t] += v
+            cuda.syncthreads()
+            d *= 2
+        if i < x.size:
+            out[i] = s[t] + carry
+        carry += s[BLOCK - 1]
+        cuda.syncthreads()
+
+
+@cuda.jit
+def rmsnorm_eps_outside_kernel(x, g, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    acc = 0.0
+    for c in range(t, cols, BLOCK):
+        v = x[r, c]
+        acc += v * v
+    s[t] = acc
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    inv = 1.0 / (math.sqrt(s[0] / cols) + RMS_EPS)      # eps outside the square root
+    for c in range(t, cols, BLOCK):
+        out[r, c] = x[r, c] * inv * g[c]
+
+
+@cuda.jit
+def spmv_rows_up_to_96_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1) // 32
+    acc = 0.0
+    if r < y.size:
+        for j in range(indptr[r] + cuda.laneid, min(indptr[r + 1], indptr[r] + 96), 32):   # 3 per lane
+            acc += data[j] * x[indices[j]]
+    k = 16
+    while k > 0:
+        acc += cuda.shfl_xor_sync(FULL_MASK, acc, k)
+        k //= 2
+    if cuda.laneid == 0 and r < y.size:
+        y[r] = acc
+
+
+@cuda.jit
+def conv1d_centre_loaded_twice_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    b0 = cuda.blockIdx.x * BLOCK
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        tile[t] = x[b0 - RADIUS + t] if b0 - RADIUS + t >= 0 else 0.0
+        j = b0 + BLOCK + t
+        tile[BLOCK + RADIUS + t] = x[j] if j < n else 0.0
+    cuda.syncthreads()
+    if i < n:
+        acc = w[RADIUS] * x[i]                      # x[i] loaded from global a second time
+        for q in range(TAPS):
+            if q != RADIUS:
+                acc += w[q] * tile[t + q]
+        y[i] = acc
+
+
+@cuda.jit
+def conv1d_right_guard_le_kernel(x, w, y):
+    tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    n = x.size
+    b0 = cuda.blockIdx.x * BLOCK
+    tile[t + RADIUS] = x[i] if i < n else 0.0
+    if t < RADIUS:
+        tile[t] = x[b0 - RADIUS + t] if b0 - RADIUS + t >= 0 else 0.0
+        j = b0 + BLOCK + t
+        tile[BLOCK + RADIUS + t] = x[j] if j <= n else 0.0      # reads x[n] when n % BLOCK <= 2
+    cuda.syncthreads()
+    if i < n:
+        acc = 0.0
+        for q in range(TAPS):
+            acc += w[q] * tile[t + q]
+        y[i] = acc
+
+
+@cuda.jit
+def scan_block_serial_thread0_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    if t == 0:                                      # BLOCK - 1 serial steps while the block waits
+        for j in range(1, BLOCK):
+            s[j] += s[j - 1]
+    cuda.syncthreads()
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def warp_sum_serial_lane0_kernel(a, out):
+    i = cuda.grid(1)
+    if cuda.laneid == 0:                            # no shuffle: lane 0 adds its warp's 32 elements
+        v = 0.0
+        for j in range(i, min(i + 32, a.size)):
+            v += a[j]
+        cuda.atomic.add(out, 0, v)
+
+
+#: The study's passing wrong kernels and bypasses: variant -> (task, kernel, failure class, words).
+STUDY_PASSED = {
+    "scan_block_float_tile": ("scan_block", scan_block_float_tile_kernel, "numerics", "2**24"),
+    "scan_float_tile": ("scan", scan_float_tile_kernel, "numerics", "2**24"),
+    "scan_five_tiles": ("scan", scan_five_tiles_kernel, "wrong", "never written"),
+    "rmsnorm_eps_outside": ("rmsnorm", rmsnorm_eps_outside_kernel, "numerics", "inside the square root"),
+    "spmv_rows_up_to_96": ("spmv_csr", spmv_rows_up_to_96_kernel, "wrong", "nonzeros"),
+    "conv1d_centre_loaded_twice": ("conv1d", conv1d_centre_loaded_twice_kernel, "cost", "global loads of x at most"),
+    "conv1d_right_guard_le": ("conv1d", conv1d_right_guard_le_kernel, "out of bounds", "zeros past both ends"),
+    "scan_block_serial_thread0": ("scan_block", scan_block_serial_thread0_kernel, "cost", "serial"),
+    "warp_sum_serial_lane0": ("warp_sum", warp_sum_serial_lane0_kernel, "cost", "shuffles"),
+}
+
+
+# Feedback the study found misfiring: each kernel's misconception now follows its mistake.
+
+@cuda.jit
+def scan_block_tail_unset_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if i < x.size:                                  # the tail's slots keep their garbage
+        s[t] = x[i]
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def scan_block_step_short_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK // 2:                           # one doubling step short
+        v = s[t - d] if t >= d else 0
+        cuda.syncthreads()
+        s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def scan_block_negative_index_kernel(x, out):
+    s = cuda.shared.array(BLOCK, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] if i < x.size else 0
+    cuda.syncthreads()
+    d = 1
+    while d < BLOCK:
+        v = s[t - d]                                # s[-1] for thread 0
+        cuda.syncthreads()
+        if t >= d:
+            s[t] += v
+        cuda.syncthreads()
+        d *= 2
+    if i < x.size:
+        out[i] = s[t]
+
+
+@cuda.jit
+def warp_sum_plain_add_kernel(a, out):
+    i = cuda.grid(1)
+    v = a[i] if i < a.size else 0.0
+    d = 16
+    while d > 0:
+        v += cuda.shfl_down_sync(FULL_MASK, v, d)
+        d //= 2
+    if cuda.laneid == 0:
+        out[0] += v                                 # warps of one block race on out[0]
+
+
+@cuda.jit
+def warp_sum_every_lane_kernel(a, out):
+    i = cuda.grid(1)
+    v = a[i] if i < a.size else 0.0
+    d = 16
+    while d > 0:
+        v += cuda.shfl_down_sync(FULL_MASK, v, d)
+        d //= 2
+    cuda.atomic.add(out, 0, v)                      # every lane adds its partial sum
+
+
+@cuda.jit
+def warp_sum_lane31_kernel(a, out):
+    i = cuda.grid(1)
+    v = a[i] if i < a.size else 0.0
+    d = 16
+    while d > 0:
+        v += cuda.shfl_down_sync(FULL_MASK, v, d)
+        d //= 2
+    if cuda.laneid == 31:                           # the total is in lane 0
+        cuda.atomic.add(out, 0, v)
+
+
+@cuda.jit
+def histogram_drops_last_bin_kernel(x, bins):
+    h = cuda.shared.array(NBINS, np.int32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    if t < NBINS:
+        h[t] = 0
+    cuda.syncthreads()
+    if i < x.size and x[i] < NBINS - 1:             # values of 63 dropped
+        cuda.atomic.add(h, x[i], 1)
+    cuda.syncthreads()
+    if t < NBINS:
+        cuda.atomic.add(bins, t, h[t])
+
+
+@cuda.jit
+def int8_gemv_first_scale_kernel(w, w_scale, x, x_scale, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0
+    if r < w.shape[0]:
+        for c in range(lane, w.shape[1], 32):
+            acc += w[r, c] * x[c]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < w.shape[0]:
+        y[r] = acc * (w_scale[0] * x_scale[0])      # per-tensor scale: w_scale has one per row
+
+
+@cuda.jit
+def rmsnorm_no_gain_kernel(x, g, out):
+    s = cuda.shared.array(BLOCK, np.float32)
+    r = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    cols = x.shape[1]
+    acc = 0.0
+    for c in range(t, cols, BLOCK):
+        acc += x[r, c] ** 2
+    s[t] = acc
+    cuda.syncthreads()
+    stride = BLOCK // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    scale = 1.0 / math.sqrt(s[0] / cols + RMS_EPS)
+    for c in range(t, cols, BLOCK):
+        out[r, c] = x[r, c] * scale                 # the gain g forgotten (g is still read once)
+        out[r, c] += 0.0 * g[c]
+
+
+@cuda.jit
+def spmv_one_pass_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0.0
+    if r < y.size:
+        j = indptr[r] + lane
+        if j < indptr[r + 1]:                       # one nonzero per lane: rows cut at 32
+            acc = data[j] * x[indices[j]]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_down_sync(FULL_MASK, acc, d)
+        d //= 2
+    if lane == 0 and r < y.size:
+        y[r] = acc
+
+
+@cuda.jit
+def spmv_every_lane_stores_kernel(indptr, indices, data, x, y):
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0.0
+    if r < y.size:
+        for j in range(indptr[r] + lane, indptr[r + 1], 32):
+            acc += data[j] * x[indices[j]]
+    d = 16
+    while d > 0:
+        acc += cuda.shfl_xor_sync(FULL_MASK, acc, d)
+        d //= 2
+    if r < y.size:
+        y[r] = acc                                  # 32 lanes store the same y[r]
+
+
+def _conv1d_variant(right_shift=0, flipped=False):
+    @cuda.jit
+    def conv1d(x, w, y):
+        tile = cuda.shared.array(BLOCK + 2 * RADIUS, np.float32)
+        t = cuda.threadIdx.x
+        i = cuda.grid(1)
+        n = x.size
+        tile[t + RADIUS] = x[i] if i < n else 0.0
+        if t < RADIUS:
+            left = i - RADIUS
+            tile[t] = x[left] if left >= 0 else 0.0
+            right = cuda.blockIdx.x * BLOCK + BLOCK + t + right_shift
+            tile[t + BLOCK + RADIUS] = x[right] if right < n else 0.0
+        cuda.syncthreads()
+        if i < n:
+            acc = 0.0
+            for j in range(TAPS):
+                acc += w[TAPS - 1 - j if flipped else j] * tile[t + j]
+            y[i] = acc
+    return conv1d
+
+
+conv1d_right_halo_shifted_kernel = _conv1d_variant(right_shift=1)
+conv1d_flipped_taps_kernel = _conv1d_variant(flipped=True)
+
+#: variant -> (task, kernel, failure class, misconception key): the study's misfires, each now named.
+FEEDBACK = {
+    "scan_block_tail_unset": ("scan_block", scan_block_tail_unset_kernel, "uninitialized",
+                              "shared-memory-starts-garbage"),
+    "scan_block_step_short": ("scan_block", scan_block_step_short_kernel, "wrong", "scan-steps-wrong"),
+    "scan_block_negative_index": ("scan_block", scan_block_negative_index_kernel, "out of bounds", "index-below-zero"),
+    "scan_carry_race": ("scan", scan_carry_race_kernel, "race", "scan-shared-reused-early"),
+    "warp_sum_plain_add": ("warp_sum", warp_sum_plain_add_kernel, "race", "threads-unordered"),
+    "warp_sum_every_lane": ("warp_sum", warp_sum_every_lane_kernel, "wrong", "atomic-per-lane"),
+    "warp_sum_lane31": ("warp_sum", warp_sum_lane31_kernel, "wrong", "warp-total-incomplete"),
+    "histogram_drops_last_bin": ("histogram", histogram_drops_last_bin_kernel, "wrong", "histogram-bins-wrong"),
+    "int8_gemv_first_scale": ("int8_gemv", int8_gemv_first_scale_kernel, "wrong", "gemv-scales-or-row"),
+    "rmsnorm_no_gain": ("rmsnorm", rmsnorm_no_gain_kernel, "wrong", "rmsnorm-formula"),
+    "spmv_one_pass": ("spmv_csr", spmv_one_pass_kernel, "wrong", "long-row-cut"),
+    "spmv_every_lane_stores": ("spmv_csr", spmv_every_lane_stores_kernel, "race", "threads-unordered"),
+    "conv1d_right_halo_shifted": ("conv1d", conv1d_right_halo_shifted_kernel, "wrong", "halo-off-by-one"),
+    "conv1d_flipped_taps": ("conv1d", conv1d_flipped_taps_kernel, "wrong", "conv-taps-or-halo"),
+}
+
+
+@cuda.jit
+def int8_gemv_int16_partials_kernel(w, w_scale, x, x_scale, y):
+    s = cuda.shared.array(BLOCK, np.int16)          # too narrow for a row's sum of int8 products
+    t = cuda.threadIdx.x
+    r = cuda.grid(1) // 32
+    lane = cuda.laneid
+    acc = 0
+    if r < w.shape[0]:
+        for c in range(lane, w.shape[1], 32):
+            acc += w[r, c] * x[c]
+    s[t] = acc
+    cuda.syncwarp(FULL_MASK)
+    if lane == 0 and r < w.shape[0]:
+        total = 0
+        for q in range(32):
+            total += s[t + q]
+        y[r] = total * (w_scale[r] * x_scale[0])
+
+
+FEEDBACK["int8_gemv_int16_partials"] = ("int8_gemv", int8_gemv_int16_partials_kernel, "crash", "narrow-integer-sum")

@@ -292,3 +292,34 @@ def test_broken_puzzle_kernel_fails_naming_the_problem(variant):
     assert err.value.failure == failure and words in msg, msg
     if failure != "crash":
         assert "read again: Lesson 09, section '" in msg and "run_task(" in msg
+
+
+# ----------------------------------------------------------------------------- the December 2026 study
+
+from kernel_solutions import STUDY_PASSED  # noqa: E402
+
+
+@pytest.mark.parametrize("variant", sorted(STUDY_PASSED))
+def test_kernel_the_study_found_passing_now_fails_naming_the_problem(variant):
+    """docs/studies/kernel_lab_study_2026-12.md: seven wrong kernels and two bypasses passed."""
+    task, kernel, failure, words = STUDY_PASSED[variant]
+    with pytest.raises(KernelCheckError) as err:
+        check_kernel(task, kernel)
+    msg = str(err.value)
+    assert err.value.failure == failure and words in msg, msg
+    assert "read again: Lesson 09, section '" in msg and "run_task(" in msg, msg
+
+
+from kernel_solutions import FEEDBACK  # noqa: E402
+
+
+@pytest.mark.parametrize("variant", sorted(FEEDBACK))
+def test_the_misconception_follows_the_mistake(variant):
+    """The study's misfires: a wrong value on a 1D launch named 'wrong-mapping, section 3' (2D
+    grids), 'two blocks' for two warps of one block, an int32 garbage read called a crash..."""
+    task, kernel, failure, key = FEEDBACK[variant]
+    with pytest.raises(KernelCheckError) as err:
+        check_kernel(task, kernel)
+    msg = str(err.value)
+    assert err.value.failure == failure and f"[misconception: {key}]" in msg, msg
+    assert "Two dimensions" not in msg and "Two blocks" not in msg, msg

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable
@@ -31,7 +32,8 @@ import numpy as np
 from .._validate import check_choice, check_int
 from ..tiling import tiled_matmul_traffic
 from .profile import KernelProfile, Problem, predict_time, profile_trace, Prediction, uninitialized_output_read
-from .trace import KernelCrash, KernelFault, KernelStepLimit, OutOfBoundsError, WarpSyncError, python_function, trace_launch
+from .trace import (KernelCrash, KernelFault, KernelStepLimit, OutOfBoundsError, UninitializedSharedRead, WarpSyncError,
+                    python_function, trace_launch)
 
 __all__ = [
     "CostTarget", "KernelTask", "KernelCheckError", "TaskRun", "TASKS", "get_task",
@@ -171,6 +173,9 @@ class KernelTask:
     special: tuple = ()                              # Case: the adversarial cases after those two
     accumulates: tuple = ()                          # outputs the kernel adds into: they start at 0
     mistakes: dict = field(default_factory=dict)     # failure class -> Mistake, over the defaults
+    #: for a wrong value, a closer reading of the run: (run, output name, index, written) ->
+    #: (failure class, Mistake), or None to keep the class and the mistake the tables give
+    diagnose: Callable | None = None
 
     def model_bytes(self, sizes: dict) -> float:
         return float((self.bytes_model or self.min_bytes)(sizes))
@@ -673,6 +678,15 @@ def _first_wrong(run: TaskRun):
     return None
 
 
+def _numbers(got, want) -> tuple[str, str]:
+    """Two values as a message prints them: integers in full (16,777,217 is not 16,777,216),
+    floats to 6 digits, or 9 where 6 would print the two the same."""
+    if np.asarray(got).dtype.kind in "iu":
+        return f"{int(got):,}", f"{int(want):,}"
+    g, w = f"{got:.6g}", f"{want:.6g}"
+    return (f"{got:.9g}", f"{want:.9g}") if g == w else (g, w)
+
+
 def _writer_of(run: TaskRun, name: str, idx: tuple) -> str:
     tr = run.profile.trace
     aid = next((i for i, a in enumerate(tr.arrays) if a.name == name and a.space == 0), None)
@@ -700,13 +714,24 @@ _DEFAULT_MISTAKES = {
         "cuda.syncthreads() that all of them pass.", "reduction",
         "The message names the two accesses: put a syncthreads between the write and the other "
         "thread's read, outside any if."),
+    "global race in a block": Mistake(
+        "threads-unordered", "Two threads of one block (two lanes of a warp, or two warps) touched one "
+        "global element, at least one writing, with a plain load and store: nothing orders them, so "
+        "the result is whichever lands last.", "reduction",
+        "Give the element one writer (the lane or thread that holds the finished value), or combine "
+        "the threads' values first and add them with cuda.atomic.add."),
+    "negative index": Mistake(
+        "index-below-zero", "An index computed below 0 (t - d, i - 1, a left neighbour): negative "
+        "indices do not wrap on a GPU, they read memory outside the array.", "map",
+        "Guard the access with the condition that keeps its index at least 0 (t >= d, i > 0), and "
+        "give those threads the identity instead."),
     "global race": Mistake(
         "blocks-unordered", "Two blocks touched one global element, at least one writing: blocks never "
         "wait for each other, so the result is whichever lands last.", "reduction",
         "Give every output element one writer, or combine the blocks' values with cuda.atomic.add."),
     "uninitialized": Mistake(
         "shared-memory-starts-garbage", "Shared memory read before any thread of the block wrote it: "
-        "it starts with whatever was there (the tracer fills it with NaN), including the slots of "
+        "it starts with whatever was there (the tracer fills floats with NaN, integers with a garbage pattern), including the slots of "
         "threads that have no element.", "reduction",
         "Every slot a later step reads must be written first: a thread without an element writes the "
         "identity (0 for a sum, -inf for a maximum)."),
@@ -770,7 +795,10 @@ def _mistake(task, failure: str, case=None, target=None):
 def _problem_class(p: Problem) -> tuple[str, str]:
     """(failure class, mistake key of _DEFAULT_MISTAKES) of a profile problem."""
     if p.kind == "race":
-        return "race", ("global race" if p.message.startswith("global") else "race")
+        if not p.message.startswith("global"):
+            return "race", "race"
+        blocks = re.findall(r" of block (\([^)]*\)|\d+)", p.message)
+        return "race", ("global race in a block" if len(blocks) >= 2 and blocks[0] == blocks[1] else "global race")
     if p.kind == "uninitialized":
         return "uninitialized", ("uninitialized output" if "output" in p.message else "uninitialized")
     return p.kind, p.kind
@@ -779,6 +807,8 @@ def _problem_class(p: Problem) -> tuple[str, str]:
 def _fault_class(exc: KernelFault) -> str:
     if isinstance(exc, OutOfBoundsError):
         return "out of bounds"
+    if isinstance(exc, UninitializedSharedRead):
+        return "uninitialized"
     if isinstance(exc, WarpSyncError):
         return "warp sync"
     if isinstance(exc, KernelStepLimit):
@@ -835,8 +865,11 @@ def check_kernel(task, kernel, seed=None, cases=None, learner=None) -> list[Task
         except KernelFault as exc:
             sizes = spec.sizes(np.random.default_rng(s))
             failure = _fault_class(exc)
+            mistake = _mistake(task, failure, spec)
+            if failure == "out of bounds" and "negative indices" in str(exc) and failure not in task.mistakes:
+                mistake = _DEFAULT_MISTAKES["negative index"]
             raise _fail(task, f"{task.name} at {_sizes_text(sizes)} ({spec.label})", str(exc), failure,
-                        again, _mistake(task, failure, spec)) from None
+                        again, mistake) from None
         where = f"{task.name} at {_sizes_text(run.sizes)} ({spec.label})"
         problems = list(run.profile.problems)
         fresh = [o for o in task.outputs if o not in task.accumulates]
@@ -858,9 +891,13 @@ def check_kernel(task, kernel, seed=None, cases=None, learner=None) -> list[Task
             written = not writer.startswith("no thread")       # a NaN never written is garbage, not numerics
             failure = "numerics" if (nonfinite and written) or (spec.mistake is not None and c >= task.costed_cases) \
                 else "wrong"
-            raise _fail(task, where, f"{name}[{index}] is {got:.6g}, expected {want:.6g} ({count} wrong "
-                        f"element(s); {writer})", failure, again,
-                        _mistake(task, failure, spec))
+            mistake = _mistake(task, failure, spec)
+            closer = task.diagnose(run, name, idx, written) if task.diagnose is not None else None
+            if closer is not None:
+                failure, mistake = closer
+            got_text, want_text = _numbers(got, want)
+            raise _fail(task, where, f"{name}[{index}] is {got_text}, expected {want_text} ({count} wrong "
+                        f"element(s); {writer})", failure, again, mistake)
         for target in task.targets if c < task.costed_cases else ():   # adversarial: safety and values
             ok, got, lim = target.evaluate(run.profile, run.sizes)
             if not ok:

@@ -48,7 +48,7 @@ __all__ = [
     "Launch", "Trace", "trace_launch", "python_function", "dim3",
     "READ", "WRITE", "ATOMIC", "GLOBAL", "SHARED",
     "MAX_THREADS", "MAX_STEPS", "MAX_THREAD_STEPS", "WARP_SIZE", "WarpSyncError", "WARP_OPS",
-    "FULL_MASK",
+    "FULL_MASK", "UninitializedSharedRead",
 ]
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -89,6 +89,11 @@ class KernelStepLimit(KernelFault):
 
 class KernelCrash(KernelFault):
     """The kernel's own code raised an exception in one thread."""
+
+
+class UninitializedSharedRead(KernelCrash):
+    """A store that failed (an integer overflow) after its thread read shared memory no thread of
+    its block had written: the garbage, not the arithmetic, is the problem."""
 
 
 class WarpSyncError(KernelFault):
@@ -310,10 +315,27 @@ class _Run:
         self.warp_ops = []     # (warp, line, op code, lanes) per executed warp primitive
         self.threads_per_block = 1
         self.launch = None
+        self.block_threads = ()   # the threads of the block running now
 
 
 _LOCK = threading.Lock()
 _RUN: _Run | None = None
+
+
+def _unwritten_shared_read(run: _Run) -> str | None:
+    """'s[5]' for the first shared element the running thread read (or updated atomically) that
+    no thread of its block has written so far; None when every one it read had been written.
+    Called only when a store fails, to tell garbage from a real overflow."""
+    shared = {i for i, a in enumerate(run.arrays) if a.space == SHARED}
+    me = run.current
+    mine = me.acc[:-1]                       # the last row is the store that failed
+    written = {(a, f) for t in run.block_threads for a, f, k, *_ in (mine if t is me else t.acc)
+               if k == WRITE and a in shared}
+    for a, f, k, *_ in mine:
+        if k != WRITE and a in shared and (a, f) not in written:
+            info = run.arrays[a]
+            return f"{info.name}[{', '.join(str(int(v)) for v in np.unravel_index(f, info.shape))}]"
+    return None
 
 
 def _where(thread: _Thread) -> str:
@@ -421,6 +443,12 @@ class TracedArray:
         except (TypeError, ValueError, OverflowError) as exc:
             run = _RUN
             who = _where(run.current) + _line_note(run.current) if run and run.current else "a thread"
+            garbage = _unwritten_shared_read(run) if run and run.current else None
+            if garbage is not None:
+                raise UninitializedSharedRead(
+                    f"uninitialized shared memory: {who} read {garbage}, which no thread of its block "
+                    f"had written (integer shared memory starts as garbage, here {_INT_GARBAGE:#x}), then "
+                    f"stored {value!r} into {self._name} ({self.dtype}): {exc}") from None
             raise KernelCrash(f"{who} stored {value!r} into {self._name} ({self.dtype}): {exc}") from None
 
     def __getitem__(self, idx):
@@ -975,6 +1003,7 @@ def _execute(fn, launch, kernel_args, run, greenlet, getcurrent, Dim3, swapped_c
                 th.greenlet = greenlet(lambda: fn(*kernel_args), parent=run.runner)
                 block_threads.append(th)
             threads.extend(block_threads)
+            run.block_threads = block_threads
             with swapped_cuda_module(fn, module), _device_function_context(module):
                 # Each runnable thread runs, in thread order, until it reaches a barrier, a warp
                 # primitive or its end. Warp groups whose lanes have all arrived resume first;

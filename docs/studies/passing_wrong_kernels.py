@@ -2,7 +2,8 @@
 
 Found by trying the design puzzles 09.16 to 09.24 as a new learner, without the answer key
 (docs/studies/kernel_lab_study_2026-12.md). Each entry is (puzzle, kernel, one line on what is
-wrong, demo). `check(puzzle, kernel)` passes today; `demo()` runs the kernel with `trace_launch` on
+wrong, demo). `check(puzzle, kernel)` passed when the study was made (it fails since branch
+checks-23); `demo()` runs the kernel with `trace_launch` on
 an input it gets wrong (or shows the cost it hides) and returns (got, want). Run this file to see
 both; the lead can turn each entry into a regression test that expects check to fail.
 
@@ -302,13 +303,21 @@ BYPASSES = [
 ]
 
 
+def _check_line(puzzle, kernel) -> str:
+    """The check's verdict in one line: since branch checks-23 every kernel here fails it
+    (tests/test_kernels_checks.py holds them as regression tests)."""
+    try:
+        return check(puzzle, kernel)
+    except Exception as exc:                                # noqa: BLE001 (the check's ExerciseError)
+        return f"refused: {str(exc).splitlines()[0][:150]}"
+
+
 if __name__ == "__main__":
     for puzzle, kernel, what, demo in PASSING_WRONG:
-        check(puzzle, kernel)                               # passes today (prints one line)
+        print(f"  {puzzle}: {_check_line(puzzle, kernel)}")  # passed when the study was made
         got, want = (np.asarray(v, np.float64).ravel() for v in demo())
         worst = int(np.argmax(np.abs(got - want) / (np.abs(want) + 1e-30)))
         print(f"  {puzzle}: {what}\n    element {worst}: got {got[worst]:.9g}, want {want[worst]:.9g}")
         assert got[worst] != want[worst]
     for puzzle, kernel, what in BYPASSES:
-        check(puzzle, kernel)
-        print(f"  {puzzle} bypass: {what}")
+        print(f"  {puzzle} bypass: {what}\n    {_check_line(puzzle, kernel)}")
