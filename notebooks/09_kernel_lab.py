@@ -1217,10 +1217,12 @@ assert all(m.source.count("https://") == 1 or m.status != "verified" for m in ns
 # question on NVIDIA's developer forum (the source is in the data file). Its kernel, on doubles,
 # stores the tile column-wise and reads it row-wise:
 # `smemArray[threadIdx.x][threadIdx.y] = a[INDX(tileX + threadIdx.x, tileY + threadIdx.y, m)]`,
-# a barrier, then `c[INDX(tileY + threadIdx.x, tileX + threadIdx.y, m)] = smemArray[threadIdx.y][threadIdx.x]`,
-# with `INDX(row, col, m) = col * m + row`. The size is not quoted: 524,288 load requests of 32
-# lanes are $4096^2$ elements, one per thread. Written for the tracer, one block of 32 x 32
-# threads on a 32 x 32 matrix does what each of the real run's $(4096/32)^2 = 16{,}384$ blocks
+# a barrier, then `c[INDX(tileY + threadIdx.x, tileX + threadIdx.y, m)] = smemArray[threadIdx.y][threadIdx.x]`.
+# What the post does not quote, we infer from the report: `INDX(row, col, m) = col * m + row`
+# (column-major: only then do both global accesses take eight sectors per request, as
+# reported), blocks of 32 x 32 threads (the 32-way store conflicts) and $m = 4096$ (524,288
+# load requests of 32 lanes are $4096^2$ elements, one per thread). Written for the tracer, one
+# block on a 32 x 32 matrix does what each of the real run's $(4096/32)^2 = 16{,}384$ blocks
 # does, so the trace's counts times 16,384 should be the report's:
 #
 # $$\text{conflicts}_\text{ncu} = \text{wavefronts} - \text{requests} \times \left\lceil \frac{32 \times 8\ \text{B}}{128\ \text{B}} \right\rceil, \qquad \text{conflicts}_\text{trace} = \text{wavefronts} - \text{requests}$$
