@@ -11,8 +11,14 @@ the ``gpuc-*`` users, their homes and the exchange), starts it, and removes it a
 3. Learner 1 answers every exercise; learner 2 leaves 04.1 as the stub and gets 04.2 wrong. Their
    answers are saved through their own servers' contents API (what JupyterLab's save does). Both
    click **Submit**.
-4. The instructor collects, autogrades, generates and releases feedback; the gradebook must hold
-   full marks and two points fewer.
+   Each also adds a cell with a kernel for lesson 09's warp-shuffle sum (``warp_sum_kernel``):
+   learner 1's is right, learner 2's lets the lanes past the end return before the shuffles.
+4. The instructor collects, runs the kernel lab's leaderboard over the course's ``submitted/``
+   (``tools/leaderboard.py`` from the course checkout, in the hub's environment): learner 1's kernel
+   is ranked, learner 2's is listed as failing its check (a warp-sync error) and not ranked, and
+   nobody's ``histogram_kernel`` (none was written) is listed as missing. Then the instructor
+   autogrades, generates and releases feedback; the gradebook must hold full marks and two points
+   fewer (the added cell changes no score).
 5. Each learner clicks **Fetch Feedback**, opens their feedback and sees their own score.
 6. File permissions, checked as the learners (``runuser``): neither can read the other's home, the
    other's submission in the exchange (even by its exact path) or the instructor's course.
@@ -233,6 +239,28 @@ def wait_row(page, list_id: str, button: str | None = None, timeout_ms: int = TI
     return row.first
 
 
+# A kernel for lesson 09's puzzle 09.19 (warp_sum) that each learner adds to the notebook they
+# submit, so the class leaderboard has something to rank on the hub: learner 1's is right; learner
+# 2's returns the lanes past the end before the shuffles, so a lane named in the mask never arrives.
+WARP_SUM = """from course_lib.kernels import cuda
+FULL_MASK = 0xFFFFFFFF
+
+
+@cuda.jit
+def warp_sum_kernel(a, out):
+    i = cuda.grid(1)
+{load}
+    d = 16
+    while d > 0:
+        v += cuda.shfl_down_sync(FULL_MASK, v, d)
+        d //= 2
+    if cuda.laneid == 0:
+        cuda.atomic.add(out, 0, v)
+"""
+WARP_SUM_RIGHT = WARP_SUM.format(load="    v = a[i] if i < a.size else 0.0")
+WARP_SUM_WRONG = WARP_SUM.format(load="    if i >= a.size:\n        return\n    v = a[i]")
+
+
 def answer(hub, learner: str, source_nb: dict, wrong: bool) -> None:
     """Fill the fetched notebook in through the learner's own server (as JupyterLab's save does)."""
     token = hub.api("POST", f"/users/{learner}/tokens", {"note": "e2e answers", "expires_in": 600})["token"]
@@ -253,7 +281,29 @@ def answer(hub, learner: str, source_nb: dict, wrong: bool) -> None:
         if wrong and grade_id == "ex-04-2":
             code += "\nt_gemv_us = t_gemv_us * 3   # a slip: three times the bound"
         cell["source"] = code
+    nb["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                        "source": WARP_SUM_WRONG if wrong else WARP_SUM_RIGHT})
     hub.user_api(learner, token, "PUT", f"/contents/{path}", {"type": "notebook", "format": "json", "content": nb})
+
+
+def check_leaderboard() -> None:
+    """``tools/leaderboard.py`` over the course's submitted folder, as the instructor on the hub:
+    learner 1's warp_sum kernel ranked, learner 2's refused with its reason, histogram missing."""
+    tool = hubtool.SHARE / "course" / "tools" / "leaderboard.py"
+    out = as_user(INSTRUCTOR, "python", str(tool), "submitted", "--puzzles", "warp_sum,histogram",
+                  "--assignment", LESSON, cwd=Path(f"/home/{INSTRUCTOR}/course")).stdout
+    (SHOTS / "leaderboard.txt").write_text(out)
+    ranked = re.findall(r"^\s+(\d+)\. (\S+)\s+([\d.]+) us", out, re.M)
+    refused = dict(re.findall(r"^\s+-\s+(\S+)\s+not ranked: (.*)$", out, re.M))
+    warp_sum = out.split("warp_sum (")[1].split("histogram (")[0]
+    assert [(r, s) for r, s, _ in ranked] == [("1", L1)], f"expected only {L1} ranked:\n{out}"
+    assert float(ranked[0][2]) > 0, out
+    assert re.search(rf"^\s+-\s+{L2}\s+not ranked: fails its check \(warp sync\)", warp_sum, re.M), out
+    histogram = out.split("histogram (")[1]
+    for learner in (L1, L2):
+        assert re.search(rf"^\s+-\s+{learner}\s+not ranked: no function histogram_kernel in the notebook",
+                         histogram, re.M), out
+    assert set(refused) == {L1, L2}, out          # both listed for histogram; only L2 for warp_sum
 
 
 def test_a_whole_assignment_cycle(hub, browser):
@@ -290,6 +340,7 @@ def test_a_whole_assignment_cycle(hub, browser):
 
         # 4. The instructor collects, grades and returns feedback.
         instructor_nbgrader("collect", LESSON)
+        check_leaderboard()
         instructor_nbgrader("autograde", LESSON, "--force")
         instructor_nbgrader("generate_feedback", LESSON, "--force")
         instructor_nbgrader("release_feedback", LESSON)

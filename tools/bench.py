@@ -201,6 +201,8 @@ def main(argv=None) -> int:
         report["widget_update_ms"] = bench_widgets(images=args.explorer_images)
         print_widgets(report["widget_update_ms"])
         report["lesson_s"] = bench_lessons()
+        if "09_kernel_lab" in report["lesson_s"]:        # tools/bench_kernels.py reports it, not twice
+            os.environ["COURSE_BENCH_LESSON_09_S"] = str(report["lesson_s"]["09_kernel_lab"])
         for name, t in report["lesson_s"].items():
             flag = "" if t <= TARGETS["lesson_s"] else "   OVER TARGET"
             print(f"lesson {name:32s} {t:7.2f} s    (target <= {TARGETS['lesson_s']:.0f} s){flag}")

@@ -29,8 +29,11 @@ bound for kernels that reuse data through the caches (a naive matmul).
 
 from __future__ import annotations
 
+import functools
 import math
+import tomllib
 from dataclasses import dataclass, field
+from importlib import resources
 
 import numpy as np
 
@@ -45,37 +48,44 @@ from .trace import ATOMIC, GLOBAL, READ, SHARED, WARP_OPS, WARP_SIZE, WRITE, Tra
 __all__ = [
     "WARP_SIZE", "Problem", "MemoryInstruction", "LineStats", "KernelProfile",
     "profile_trace", "uninitialized_output_read", "Prediction", "predict_time", "ASSUMED_REGISTERS",
-    "NSIGHT_METRICS", "NSIGHT_STATUS",
+    "NsightMetric", "nsight_metrics", "nsight_report",
 ]
 
-#: The Nsight Compute metric each count of a profile corresponds to, as ``ncu --metrics`` takes it
-#: on Volta and later: (profile attribute, ncu metric, how the two relate). None of the names is
-#: confirmed here against NVIDIA's metrics reference (the course's search found them only in
-#: public ncu scripts and NVIDIA's forum): each is marked unverified; ``ncu --query-metrics`` on
-#: the GPU lists the real ones. A line of source stands for an instruction here, so instruction
-#: counts do not carry over; sectors, requests, conflicts and ratios do.
-NSIGHT_METRICS = (
-    ("global_load_requests", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-     "one request per warp per load instruction"),
-    ("global_load_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-     "32-byte sectors the loads touch (before any cache hit)"),
-    ("global_store_requests", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "as for loads"),
-    ("global_store_sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "as for loads"),
-    ("coalescing_efficiency", "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
-     "bytes used per sector moved (ncu's is for loads only)"),
-    ("shared_wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-     "passes through the banks: requests x conflict degree"),
-    ("shared_bank_conflicts", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
-     "extra passes: wavefronts - requests"),
-    ("simt_efficiency", "smsp__thread_inst_executed_per_inst_executed.ratio",
-     "active lanes per warp instruction; divide ncu's by 32"),
-    ("divergent_warps", "smsp__sass_average_branch_targets_threads_uniform.pct",
-     "ncu reports the uniform branches' share, not warps; nvprof's branch_efficiency has no exact "
-     "successor"),
-    ("occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active",
-     "achieved occupancy, measured; the course's is the theoretical one (lesson 01)"),
-)
-NSIGHT_STATUS = "unverified"
+@dataclass(frozen=True)
+class NsightMetric:
+    """The Nsight Compute metric one count of a profile corresponds to, as ``ncu --metrics`` takes
+    it: ``count`` (a :class:`KernelProfile` attribute), ``metric``, ``relation`` (how the two
+    compare), ``status`` ("verified" where a primary NVIDIA source names it, else "unverified")
+    and ``source``."""
+
+    count: str
+    metric: str
+    relation: str
+    status: str
+    source: str
+
+
+@functools.cache
+def _nsight_data() -> dict:
+    text = resources.files("course_lib").joinpath("data/nsight_metrics.toml").read_bytes()
+    return tomllib.loads(text.decode("utf-8"))
+
+
+def nsight_metrics() -> tuple[NsightMetric, ...]:
+    """Every count's Nsight Compute name, from ``data/nsight_metrics.toml`` (each with its source).
+    A line of source stands for an instruction here, so instruction counts do not carry over to
+    SASS; sectors, requests, wavefronts and the ratios do."""
+    data = _nsight_data()
+    return tuple(NsightMetric(m["count"], m["metric"], m["relation"], m["status"], data["sources"][m["source"]])
+                 for m in data["metric"])
+
+
+def nsight_report() -> dict:
+    """The real Nsight Compute report stored beside the names (``[report]`` of the data file):
+    ``source``, ``kernel``, ``element_bytes`` and ``metrics`` (name -> value). Not this course's
+    kernel: a user's run quoted on NVIDIA's forum (lesson 09, section 14)."""
+    report = _nsight_data()["report"]
+    return {**report, "metrics": dict(report["metrics"])}
 
 #: The occupancy beside a prediction assumes this many registers per thread (the compiler decides;
 #: 32 is typical for the short kernels of lesson 09 and does not limit occupancy on any catalog GPU).
@@ -207,22 +217,68 @@ class KernelProfile:
 
     @property
     def shared_bank_conflicts(self) -> int:
-        """Extra passes the banks needed: wavefronts beyond one per request (Nsight Compute's
-        bank conflicts count)."""
+        """Extra passes the banks needed: wavefronts beyond one per request. Nsight Compute counts
+        the same for 4-byte elements; for wider ones it subtracts the passes a request needs anyway
+        (two for 8-byte elements, four for 16-byte), so its figure is lower there."""
         return self.shared_wavefronts - self.shared_requests
 
+    # --- the same counts as Nsight Compute splits them (nsight_metrics(), lesson 09 section 14)
+    @property
+    def global_load_bytes_per_sector(self) -> float:
+        """Bytes the lanes asked for per 32-byte sector their loads touched (32 = every byte used)."""
+        sectors = self.global_load_sectors
+        return self._sum("bytes_requested", "global", "load") / sectors if sectors else 0.0
+
+    @property
+    def global_store_bytes_per_sector(self) -> float:
+        sectors = self.global_store_sectors
+        return self._sum("bytes_requested", "global", "store") / sectors if sectors else 0.0
+
+    @property
+    def shared_load_requests(self) -> int:
+        return self._sum("requests", "shared", "load")
+
+    @property
+    def shared_store_requests(self) -> int:
+        return self._sum("requests", "shared", "store")
+
+    @property
+    def shared_load_wavefronts(self) -> int:
+        return self._sum("wavefronts", "shared", "load")
+
+    @property
+    def shared_store_wavefronts(self) -> int:
+        return self._sum("wavefronts", "shared", "store")
+
+    @property
+    def shared_load_bank_conflicts(self) -> int:
+        return self.shared_load_wavefronts - self.shared_load_requests
+
+    @property
+    def shared_store_bank_conflicts(self) -> int:
+        return self.shared_store_wavefronts - self.shared_store_requests
+
+    @property
+    def lanes_per_instruction(self) -> float:
+        """Active lanes per warp instruction: the SIMT efficiency x 32."""
+        return WARP_SIZE * self.simt_efficiency
+
     def nsight(self, occupancy: float | None = None) -> str:
-        """Each count beside the Nsight Compute metric it corresponds to (:data:`NSIGHT_METRICS`),
-        so a real report can be read against the trace. ``occupancy`` (a fraction) fills the
-        occupancy row, which a trace cannot measure."""
-        rows = [f"{'trace count':24s} {'value':>12s}  {'Nsight Compute metric (' + NSIGHT_STATUS + ')':60s} relation"]
-        for attr, metric, note in NSIGHT_METRICS:
-            if attr == "occupancy":
+        """Each count beside the Nsight Compute metric it corresponds to (:func:`nsight_metrics`),
+        so a real report can be read against the trace. ``occupancy`` (a fraction: lesson 01's
+        theoretical occupancy) fills that row; achieved occupancy is measured on a GPU only.
+        Unverified names are marked ``?``."""
+        rows = [f"{'trace count':28s} {'value':>12s}  {'Nsight Compute metric (? = unverified)':66s} relation"]
+        for m in nsight_metrics():
+            if m.count == "theoretical_occupancy":
                 value = "n/a" if occupancy is None else f"{occupancy:.0%}"
+            elif m.count == "achieved_occupancy":
+                value = "GPU only"
             else:
-                v = getattr(self, attr)
-                value = f"{v:.1%}" if attr.endswith("efficiency") else f"{v:,}"
-            rows.append(f"{attr:24s} {value:>12s}  {metric:60s} {note}")
+                v = getattr(self, m.count)
+                value = f"{v:,.2f}" if isinstance(v, float) else f"{v:,}"
+            mark = "" if m.status == "verified" else " ?"
+            rows.append(f"{m.count:28s} {value:>12s}  {m.metric + mark:66s} {m.relation}")
         return "\n".join(rows)
 
     @property

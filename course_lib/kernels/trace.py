@@ -876,13 +876,21 @@ def _count(run, thread, lineno):
 
 
 def _line_tracer(frame, event, arg):
+    # Called for every line every thread runs: _count's two limits are tested inline here, and
+    # _count is called only to raise (a call per line was a third of the tracer's cost).
     run = _RUN
-    if run is None or run.aborting or run.current is None:
+    if run is None or run.aborting:
         return None
     thread = run.current
+    if thread is None:
+        return None
     if event == "line":
-        thread.lines.append(frame.f_lineno)
-        _count(run, thread, frame.f_lineno)
+        lines = thread.lines
+        lines.append(frame.f_lineno)
+        run.steps += 1
+        if run.steps > run.max_steps or len(lines) + thread.extra > MAX_THREAD_STEPS:
+            run.steps -= 1
+            _count(run, thread, frame.f_lineno)
     elif event == "opcode":
         thread.extra += 1
         _count(run, thread, frame.f_lineno)
@@ -891,11 +899,17 @@ def _line_tracer(frame, event, arg):
 
 def _step_tracer(frame, event, arg):
     run = _RUN
-    if run is None or run.aborting or run.current is None:
+    if run is None or run.aborting:
         return None
-    if event in ("line", "opcode"):
-        run.current.extra += 1
-        _count(run, run.current, frame.f_lineno)
+    thread = run.current
+    if thread is None:
+        return None
+    if event == "line" or event == "opcode":
+        thread.extra += 1
+        run.steps += 1
+        if run.steps > run.max_steps or len(thread.lines) + thread.extra > MAX_THREAD_STEPS:
+            run.steps -= 1
+            _count(run, thread, frame.f_lineno)
     return _step_tracer
 
 
