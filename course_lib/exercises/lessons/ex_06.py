@@ -313,7 +313,22 @@ def _skinny_wrong() -> dict:
     return {FITS_NOT_BEST: math.ceil(cover[1] * cover[2] * 4 / 1024),
             TILE_M_200: _register_kib(sides_m=(SKINNY[0],) + tuple(t for t in SKINNY_SIDES if t < SKINNY[0])),
             GROWTH_NOT_BUDGET: _register_kib() - 64,
-            ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2)}
+            ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2),
+            BUDGET_IN_KB: _register_kb()}
+
+
+def _register_kb() -> int:
+    """Wrong: the smallest budget whose best tile covers all rows, the budget counted in kB."""
+    for r in range(1, SKINNY_KIB_MAX + 1):
+        fitting = [row for row in _skinny_table() if row[1] * row[2] * 4 <= r * 1000]
+        if fitting and _covers(fitting[0]):
+            return r
+    raise RuntimeError("06.6: no budget in kB covers all rows")
+
+
+BUDGET_IN_KB = Misconception(
+    "register-budget-in-kb", "The budget counted in kB (1000 bytes) where the task asks for KiB (1024 bytes).",
+    "06", _TILED, "Multiply the KiB by 1024 before you compare with the running sums' bytes.")
 
 
 # --- 06.7 (design): query and key blocks under a shared-memory and a register budget ---------
