@@ -300,6 +300,8 @@ _NAMED_SLIPS = (
     (1 / 1.024 ** 2, "MiB (2^20 bytes) where MB (10^6 bytes) was asked", ("data",)),
     (1.024 ** 3, "GB (10^9 bytes) where GiB (2^30 bytes) was asked", ("data",)),
     (1 / 1.024 ** 3, "GiB (2^30 bytes) where GB (10^9 bytes) was asked", ("data",)),
+    (1.024 ** 4, "TB (10^12 bytes) where TiB (2^40 bytes) was asked, or TB/s read as TiB/s", ("data",)),
+    (1 / 1.024 ** 4, "TiB (2^40 bytes) where TB (10^12 bytes) was asked, or TiB/s read as TB/s", ("data",)),
 )
 
 #: What a slip by a power of ten (or, for data, of 1024) suggests, for each kind of quantity.

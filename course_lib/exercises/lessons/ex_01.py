@@ -131,7 +131,16 @@ def _warps_for_90_wrong() -> dict:
             INDEX_NOT_COUNT: int(np.argmax(reaches)),
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
             FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
-                                           .utilisation >= 0.9 - 1e-12)) + 1}
+                                           .utilisation >= 0.9 - 1e-12)) + 1,
+            COMPUTE_LATENCY_SWAPPED: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 700, 24)
+                                                   .utilisation >= 0.9 - 1e-12)) + 1}
+
+
+COMPUTE_LATENCY_SWAPPED = Misconception(
+    "compute-and-latency-swapped", "The compute and the wait passed in each other's place: the "
+    "simulator takes the compute cycles first, then the latency, and with 700 cycles of work between "
+    "waits of 24 one warp keeps the scheduler busy.", "01", _SIM,
+    "Read the simulator's signature: which argument is the compute, which the wait?")
 
 
 def _warps_by_registers_with(registers_per_thread, accelerator, *, file_scale=1, round_alloc=True,

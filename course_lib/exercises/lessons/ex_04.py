@@ -333,12 +333,19 @@ HBM_ROOF_FORGOTTEN = Misconception(
     "04", _HIER, "The untiled bound is the lower of the HBM roof and the peak; which one is it at m = 1?")
 
 
+EASIEST_PREFILL = Misconception(
+    "l2-need-at-easiest-prefill", "The smallest of the per-prefill needs where the largest was asked: "
+    "the tiles must cost nothing at every prefill, so L2 must meet the hardest one.", "04", _HIER,
+    "Compute the L2 bandwidth each prefill needs; which of them does every prefill's bound depend on?")
+
+
 def _l2_for_free_tiles_wrong() -> dict:
     right = _l2_for_free_tiles()
     wrong = {FULL_TILES_ONLY: _l2_needed_tbs(TOKENS_MAX),
              SQUARE_TILE_INTENSITY: _l2_for_free_tiles(TILE / 2),
              PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False),
-             HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False)}
+             HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False),
+             EASIEST_PREFILL: min(_l2_needed_tbs(m) for m in range(1, TOKENS_MAX + 1))}
     return {k: v for k, v in wrong.items() if abs(v / right - 1) > 1e-3}
 
 
