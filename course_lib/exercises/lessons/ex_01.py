@@ -98,8 +98,21 @@ def _warps_for_90_percent() -> int:
     return int(sweep.n_warps[np.argmax(sweep.utilisation >= 0.9 - 1e-12)])
 
 
+THREADS_ONLY = Misconception(
+    "occupancy-threads-only", "The threads counted alone: 128-thread blocks fill the SM's warp slots "
+    "only if the registers and the shared memory let that many blocks in, and here they do not.", "01",
+    _OCC, "Work out the blocks each resource allows (warps, registers, shared memory): the smallest wins.")
+LARGEST_LIMIT = Misconception(
+    "occupancy-largest-limit", "The most generous limit taken for the binding one: an SM holds as many "
+    "blocks as the strictest of its limits allows.", "01", _OCC,
+    "Of the blocks per SM each resource allows, which is the smallest?")
+
+
 def _a100_limiter_wrong() -> dict:
-    return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter}
+    limits = occupancy(128, 40, 40 * 1024, "A100").block_limits
+    return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter,
+            THREADS_ONLY: occupancy(128, 1, 0, "A100").limiter,       # no registers, no shared memory
+            LARGEST_LIMIT: max(limits, key=limits.get)}
 
 
 def _kb_other_chips(accelerator) -> dict:

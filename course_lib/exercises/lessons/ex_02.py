@@ -95,7 +95,17 @@ def _wave_divergence_share() -> float:
 def _layout_wrong() -> dict:
     aos = coalescing(aos_addresses(16, 4)).bytes_requested
     soa = coalescing(soa_addresses(1, 4, n_elements=10_000)).bytes_requested
-    return {REQUESTED_NOT_MOVED: "same" if aos == soa else ("aos" if aos < soa else "soa")}
+    moved = {"aos": coalescing(aos_addresses(16, 4)).bytes_moved,
+             "soa": coalescing(soa_addresses(1, 4, n_elements=10_000)).bytes_moved}
+    return {REQUESTED_NOT_MOVED: "same" if aos == soa else ("aos" if aos < soa else "soa"),
+            NEIGHBOURS_TOGETHER: max(moved, key=moved.get)}
+
+
+NEIGHBOURS_TOGETHER = Misconception(
+    "aos-keeps-a-particle-together", "AoS taken as the friendlier layout because a particle's fields sit "
+    "together: that helps a thread that reads a whole particle, but here the warp reads one field of 32 "
+    "particles, 16 bytes apart in AoS.", "02", _COALESCING,
+    "Write the 32 addresses the warp reads in each layout and count the 32-byte sectors they touch.")
 
 
 def _wave_divergence_wrong() -> dict:

@@ -252,13 +252,20 @@ PER_CALL_ONLY = Misconception(
     "Multiply each kernel's recoverable time per call by its calls per step.")
 
 
+MOST_CALLED = Misconception(
+    "most-called-kernel-first", "The kernel called most often optimized first: what a kernel can give "
+    "back is its time per step times its distance from the roof, and many calls of a short kernel can "
+    "add up to less.", "04", _PROFILE, "For each kernel: calls x duration x (1 - fraction of roof).")
+
+
 def _kernel_to_optimize_wrong() -> dict:
     readings = {name: read_profile(name, t, q, f, "H100 SXM", "bf16")
                 for name, (t, q, f, _) in _STEP_PROFILE.items()}
     per_call = {name: t * (1 - readings[name].fraction_of_roof) for name, (t, *_rest) in _STEP_PROFILE.items()}
     wrong = {FURTHEST_FROM_ROOF: min(readings, key=lambda n: readings[n].fraction_of_roof),
              PEAK_FLOPS_ROOF: min(readings, key=lambda n: readings[n].compute_fraction),
-             PER_CALL_ONLY: max(per_call, key=per_call.get)}
+             PER_CALL_ONLY: max(per_call, key=per_call.get),
+             MOST_CALLED: max(_STEP_PROFILE, key=lambda n: _STEP_PROFILE[n][3])}
     right = _kernel_to_optimize()
     return {k: v for k, v in wrong.items() if v != right}
 # --- 04.7 (what-if): the L2 bandwidth at which a fixed 64 x 64 tile costs nothing at any prefill --

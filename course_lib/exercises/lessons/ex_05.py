@@ -384,8 +384,19 @@ def _cheapest_scheme_wrong() -> dict:
              SCALES_FOR_FOUR_ENTRIES: "int8 per block",
              WHOLE_MATRIX_ERROR: _cheapest_scheme(whole=True),
              FLOAT_GRID_ENOUGH: "fp8_e4m3 per channel",
-             FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0])}
+             FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0]),
+             BUDGET_PERCENT_MISREAD: _cheapest_scheme(error=STORE_ERROR * 10),
+             ERROR_NOT_ROOTED: _cheapest_scheme(error=STORE_ERROR ** 0.5)}
     return {k: v for k, v in wrong.items() if v != right}
+
+
+BUDGET_PERCENT_MISREAD = Misconception(
+    "error-budget-percent-misread", "The 1.5 % budget read as 0.15 (or 15 %): as a fraction, 1.5 % is "
+    "0.015.", "05", _QUANT, "Write the budget as a fraction before you compare: 1.5 % is 0.015.")
+ERROR_NOT_ROOTED = Misconception(
+    "rms-error-without-root", "The mean squared relative error compared with the budget, without the "
+    "square root: the budget is on the RMS error, the square root of that mean.", "05", _QUANT,
+    "Take the square root of each row's mean squared error over its mean square, then compare.")
 
 
 # --- 05.8 (what-if): how many mantissa bits a running sum needs to drop the chunks ------------

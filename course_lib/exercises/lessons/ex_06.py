@@ -14,7 +14,7 @@ from course_lib.attention import flash_attention_traffic, naive_attention_traffi
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import dtype_widths, other_accelerators, shared, with_generated
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
 from course_lib.tiling import graph_traffic, smem_bytes_per_block, tile_limit, tiled_matmul_traffic
@@ -85,7 +85,14 @@ def _doubling_effect() -> str:
 def _doubling_wrong() -> dict:
     minimum = matmul_bytes(8192, 8192, 8192, 2)                 # A and B read once, C written once
     return {MINIMUM_TRAFFIC: _closest_choice(minimum / minimum),
-            AREA_QUARTERS: _closest_choice((64 / 128) ** 2)}
+            AREA_QUARTERS: _closest_choice((64 / 128) ** 2),
+            BIGGER_TILE_MORE_BYTES: _closest_choice(128 / 64)}
+
+
+BIGGER_TILE_MORE_BYTES = Misconception(
+    "bigger-tile-moves-more", "A wider tile taken to move more bytes because it holds more: each tile "
+    "loads more per step, but there are fewer tiles, and each element of A and B is re-read fewer times.",
+    "06", _TILED, "Count the tiles of C, and the bytes each one loads, for each tile width.")
 
 
 ONE_OPERAND_STAGED = Misconception(
@@ -103,6 +110,15 @@ OTHER_BLOCK_SIZE = Misconception(
 NAIVE_WITHOUT_ND = Misconception(
     "naive-count-without-nd", "Naive attention counted as 4 N^2 elements only: it also reads Q, K and V "
     "and writes O, 4 N d more.", "06", _ATTENTION, "Use the whole count, 4 N^2 + 4 N d.")
+
+
+def _h200_tile_slips() -> dict:
+    """Another chip's shared memory per block, or another element width."""
+    acc = get_accelerator("H200")
+    return {**other_accelerators(lambda name: tile_limit(name, "bf16", tile_k=64, stages=2).smem_limit, "H200",
+                                 "06", _TILED),
+            **dtype_widths(lambda b: int(acc.max_shared_mem_bytes_per_block // (2 * b * 2 * 64)) // 16 * 16, "06",
+                           _TILED)}
 
 
 def _h200_tile_wrong() -> dict:
@@ -440,7 +456,7 @@ EXERCISES = [
                "Writing C happens once either way; it is a small part of the total here.")),
     ValueExercise(
         "06.2", expected=_h200_tile, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_h200_tile_wrong, concepts=("tile-sizing",),
+        wrong_answers=with_generated(_h200_tile_wrong, _h200_tile, _h200_tile_slips), concepts=("tile-sizing",),
         form="an integer: the tile side T, a multiple of 16 (exact)",
         hints=("Shared memory per block holds stages x bytes x (T x tile_k + tile_k x T).",
                "Read get_accelerator('H200').max_shared_mem_bytes_per_block; BF16 is 2 bytes.",
@@ -466,7 +482,9 @@ EXERCISES = [
                "maximum, scores in the hundreds overflow.")),
     ValueExercise(
         "06.5", expected=_softmax_saving, rel_tol=1e-9,
-        wrong_answers=_softmax_saving_wrong, concepts=("kernel-fusion",),
+        wrong_answers=with_generated(_softmax_saving_wrong, _softmax_saving, lambda: dtype_widths(
+            lambda b: _softmax_saving() / 2 * b, "06", _FUSION), rel_tol=1e-9),
+        concepts=("kernel-fusion",),
         form="a number: bytes of HBM traffic saved by fusing (exact; BF16 is 2 bytes)",
         hints=("Unfused, each kernel reads the tensors it needs from HBM and writes what it makes; fused, "
                "only S is read and O written.",
