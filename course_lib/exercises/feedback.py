@@ -22,7 +22,7 @@ import numpy as np
 from course_lib.exercises.variants import _fill
 
 __all__ = ["ExerciseError", "AnswerTypeError", "AnswerValueError", "Misconception", "MARK_RIGHT", "MARK_WRONG",
-           "QUANTITY_KINDS", "quantity_kinds", "add_generated", "default_variant_answers"]
+           "QUANTITY_KINDS", "quantity_kinds"]
 
 #: Exercise ids look like "04.2" (lesson 04, exercise 2); a trailing letter ("04.2b") is allowed.
 ID_PATTERN = re.compile(r"^(\d{2})\.(\d+[a-z]?)$")
@@ -460,7 +460,7 @@ def _call_text(name: str, args: tuple, kwargs: dict) -> str:
 # Wrong answers generated, not listed: mistakes nobody wrote down, computed like the answer
 # --------------------------------------------------------------------------------------------
 
-def add_generated(listed: dict, generated: dict, answer, rel_tol: float = 0.0, abs_tol: float = 0.0) -> dict:
+def _add_generated(listed: dict, generated: dict, answer, rel_tol: float = 0.0, abs_tol: float = 0.0) -> dict:
     """``listed`` with the ``generated`` wrong answers ({Misconception: value}) added after it: a
     generated value is kept only when it is a number, not within the tolerance (at least 0.1 %)
     of the answer, and matched by fewer than three wrong answers already kept, so that every kept
@@ -494,7 +494,7 @@ def _shown(value) -> str:
     return str(value)
 
 
-def default_variant_answers(ex_id: str, variants, expected, params: dict) -> dict:
+def _default_variant_answers(ex_id: str, variants, expected, params: dict) -> dict:
     """The wrong answers of a learner who used the course's default numbers (``options[0]``, the
     ones the task text and the lesson's worked example show) in place of some or all of their own:
     {Misconception: the answer those numbers give}. Empty for the default learner."""

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from course_lib.exercises.feedback import Misconception, add_generated
+from course_lib._validate import check_callable, check_number
+from course_lib.exercises.feedback import Misconception, _add_generated
 
-__all__ = ["SHARED", "shared", "other_accelerator", "other_accelerators", "peak_precisions", "dtype_widths", "extend",
-           "with_generated"]
+__all__ = ["SHARED", "shared", "other_accelerator"]
 
 #: key: (one sentence naming the misconception, a hint that follows the mistake)
 SHARED = {
@@ -91,8 +91,18 @@ def shared(key: str, lesson: str, section: str) -> Misconception:
 
 
 # --------------------------------------------------------------------------------------------
-# Generators: one mistake recomputed over every value a learner may slip to
+# Generators: one mistake recomputed over every value a learner may slip to. The lessons' modules
+# (lessons/ex_NN.py) use them inside their wrong answers; they are the package's own tools, not
+# part of the course's API, as feedback's helpers are for types.
 # --------------------------------------------------------------------------------------------
+
+def _checked(compute, lesson, section) -> None:
+    check_callable("compute", compute, "lambda name: ...")
+    for name, value in (("lesson", lesson), ("section", section)):
+        if not isinstance(value, str) or not value.strip():
+            raise TypeError(f"{name} must be a non-empty string (a lesson such as '04', a section heading), "
+                            f"got {value!r}")
+
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
@@ -111,13 +121,14 @@ def _try(compute, *args):
 LIKELY_CONFUSED = ("H100 SXM", "H200", "H100 PCIe", "A100 SXM 80GB", "B200", "MI300X")
 
 
-def other_accelerators(compute, accelerator: str, lesson: str, section: str, names=None) -> dict:
+def _other_accelerators(compute, accelerator: str, lesson: str, section: str, names=None) -> dict:
     """``compute(name)`` for every catalog accelerator but ``accelerator``: the answer of a learner
     who read another chip's row of the catalog (the lesson's worked example, the chip of the
     exercise before, the other H100): by default :data:`LIKELY_CONFUSED`, the lessons' usual
     example first. {Misconception: value}; chips that give one value share it; figures a chip lacks are
     skipped."""
     from course_lib.hardware import get_accelerator
+    _checked(compute, lesson, section)
     own = get_accelerator(accelerator).name
     by_value = {}                           # chips that give one value are named together
     # the lessons' usual example first (the likeliest row to misread), then the other GPUs
@@ -159,10 +170,11 @@ _PEAK_SLIPS = {
 }
 
 
-def peak_precisions(compute, lesson: str, section: str, used: str = "bf16", precisions=None) -> dict:
+def _peak_precisions(compute, lesson: str, section: str, used: str = "bf16", precisions=None) -> dict:
     """``compute(precision)`` for every other precision whose peak a learner may read by mistake
     (FP8, INT8, FP32, TF32, FP4, or those of ``precisions``) where the task computes in ``used``:
     {Misconception: value}."""
+    _checked(compute, lesson, section)
     out = {}
     for precision, what in _PEAK_SLIPS.items():
         if precision == used or (precisions is not None and precision not in precisions):
@@ -183,9 +195,11 @@ _WIDTH_SLIPS = ((4, "fp32", "4-byte (FP32) elements"), (1, "fp8", "1-byte (FP8 o
                 (0.5, "int4", "half-byte (INT4) elements"), (2, "bf16", "2-byte (BF16 or FP16) elements"))
 
 
-def dtype_widths(compute, lesson: str, section: str, used: float = 2) -> dict:
+def _dtype_widths(compute, lesson: str, section: str, used: float = 2) -> dict:
     """``compute(bytes_per_element)`` for every other common element width (FP32, FP8, FP64,
     INT4, BF16) where the task's data is ``used`` bytes wide: {Misconception: value}."""
+    _checked(compute, lesson, section)
+    check_number("used", used, min_value=0.5, max_value=8)
     task = {4: "32-bit", 2: "16-bit", 1: "8-bit", 8: "64-bit", 0.5: "4-bit"}.get(used, f"{used}-byte")
     out = {}
     for width, name, what in _WIDTH_SLIPS:
@@ -203,22 +217,28 @@ def dtype_widths(compute, lesson: str, section: str, used: float = 2) -> dict:
     return out
 
 
-def extend(listed: dict, answer, *generated: dict, rel_tol: float = 0.0, abs_tol: float = 0.0) -> dict:
+def _extend(listed: dict, answer, *generated: dict, rel_tol: float = 0.0, abs_tol: float = 0.0) -> dict:
     """``listed`` followed by the generated wrong answers that name a new mistake (see
-    :func:`course_lib.exercises.feedback.add_generated`): never the answer, never a fourth
+    :func:`course_lib.exercises.feedback._add_generated`): never the answer, never a fourth
     candidate for one value."""
     out = dict(listed)
     for more in generated:
-        out = add_generated(out, more, answer, rel_tol, abs_tol)
+        out = _add_generated(out, more, answer, rel_tol, abs_tol)
     return out
 
 
-def with_generated(listed, expected, *generators, rel_tol: float = 0.0, abs_tol: float = 0.0):
+def _with_generated(listed, expected, *generators, rel_tol: float = 0.0, abs_tol: float = 0.0):
     """An exercise's ``wrong_answers``: ``listed(**params)`` followed by what each generator
-    (``generator(**params) -> {Misconception: value}``) adds, merged by :func:`extend` against
+    (``generator(**params) -> {Misconception: value}``) adds, merged by :func:`_extend` against
     ``expected(**params)`` with the exercise's tolerance. The listed ones stay first."""
+    check_callable("listed", listed, "a function returning {Misconception: value}")
+    check_callable("expected", expected, "the exercise's expected")
+    for generator in generators:
+        check_callable("generators", generator, "lambda **params: {Misconception: value}")
+    rel_tol = check_number("rel_tol", rel_tol, min_value=0)
+    abs_tol = check_number("abs_tol", abs_tol, min_value=0)
     def wrong_answers(**params):
-        return extend(listed(**params), expected(**params), *(g(**params) for g in generators),
+        return _extend(listed(**params), expected(**params), *(g(**params) for g in generators),
                       rel_tol=rel_tol, abs_tol=abs_tol)
     wrong_answers.__doc__ = listed.__doc__
     wrong_answers._listed, wrong_answers._generators = listed, generators

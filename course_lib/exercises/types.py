@@ -59,7 +59,7 @@ from course_lib.exercises.feedback import (ID_PATTERN, QUANTITY_KINDS, _KEY_PATT
                                           _as_scalar_answer, _call_text, _close, _close_array, _close_note, _error,
                                           _failure, _is_scalar_like, _learner_line, _matching_misconceptions, _mismatch,
                                           _scalar_misconceptions, _short, _tolerance_text, _unit_slip_note,
-                                          add_generated, default_variant_answers, quantity_kinds)
+                                          _add_generated, _default_variant_answers, quantity_kinds)
 from course_lib.exercises.variants import Variants, _NO_LEARNER, _params, _resolve
 
 __all__ = ["ValueExercise", "ChoiceExercise", "FunctionExercise", "KernelExercise", "TileKernelExercise",
@@ -127,17 +127,17 @@ def _with_default_variant(ex):
     numbers copied from the task's text or the lesson's example instead of ``variant(...)``)."""
     expected, variants, ex_id = ex.expected, ex.variants, ex.id
     rel_tol, abs_tol = ex.rel_tol, ex.abs_tol
-    # misconceptions.with_generated keeps its parts apart, so that the default's numbers (the
+    # misconceptions._with_generated keeps its parts apart, so that the default's numbers (the
     # likelier slip) come before the generated other chips, widths and peaks
     listed = getattr(ex.wrong_answers, "_listed", ex.wrong_answers)
     generators = getattr(ex.wrong_answers, "_generators", ())
 
     def wrong_answers(**params):
         want = expected(**params)
-        found = add_generated(listed(**params), default_variant_answers(ex_id, variants, expected, params),
+        found = _add_generated(listed(**params), _default_variant_answers(ex_id, variants, expected, params),
                               want, rel_tol, abs_tol)
         for generator in generators:
-            found = add_generated(found, generator(**params), want, rel_tol, abs_tol)
+            found = _add_generated(found, generator(**params), want, rel_tol, abs_tol)
         return found
     wrong_answers._with_default_variant = True
     return wrong_answers

@@ -13,7 +13,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import other_accelerator, other_accelerators, shared, with_generated
+from course_lib.exercises.misconceptions import other_accelerator, _other_accelerators, shared, _with_generated
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy,
                                 register_pressure, simulate_latency_hiding)
@@ -117,7 +117,7 @@ def _a100_limiter_wrong() -> dict:
 
 def _kb_other_chips(accelerator) -> dict:
     """Every other catalog chip's kB per SM: a learner who read another row of the catalog."""
-    return other_accelerators(_kb_in_flight_per_sm, accelerator, "01", _LITTLE)
+    return _other_accelerators(_kb_in_flight_per_sm, accelerator, "01", _LITTLE)
 
 
 def _kb_wrong(accelerator) -> dict:
@@ -451,7 +451,7 @@ EXERCISES = [
                "Registers: 40 x 32 = 1280 per warp, allocated from four sub-partitions of 16,384.")),
     ValueExercise(
         "01.2", expected=_kb_in_flight_per_sm, rel_tol=1e-3,
-        wrong_answers=with_generated(_kb_wrong, _kb_in_flight_per_sm, _kb_other_chips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_kb_wrong, _kb_in_flight_per_sm, _kb_other_chips, rel_tol=1e-3),
         variants=_IN_FLIGHT_VARIANTS, concepts=("littles-law",),
         form="a float: kilobytes (1 kB = 1000 bytes) per SM of the {accelerator}",
         hints=("Little's law: bytes in flight = bandwidth x latency.",

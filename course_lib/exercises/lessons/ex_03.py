@@ -15,8 +15,8 @@ from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueEx
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
 from course_lib.collectives import get_link
-from course_lib.exercises.misconceptions import (dtype_widths, other_accelerator, other_accelerators, peak_precisions,
-                                                 shared, with_generated)
+from course_lib.exercises.misconceptions import (_dtype_widths, other_accelerator, _other_accelerators, _peak_precisions,
+                                                 shared, _with_generated)
 from course_lib.hardware import get_accelerator
 from course_lib.memory import (N_BANKS, BANK_BYTES, column_read_conflict_degree, conflict_degree, copy_hidden, make_trace,
                                pipeline_timeline, simulate_cache, transfer_time_s)
@@ -109,8 +109,8 @@ NVLINK_NOT_HOST = Misconception(
 def _host_copy_slips(billions, accelerator) -> dict:
     """Another chip's host link, or another element width, for the learner's copy."""
     one_way = get_accelerator(accelerator).host_link_bandwidth / 2
-    return {**other_accelerators(lambda name: _weights_from_host_ms(billions, name), accelerator, "03", _LADDER),
-            **dtype_widths(lambda b: transfer_time_s(billions * 1e9 * b, one_way) * 1e3, "03", _LADDER)}
+    return {**_other_accelerators(lambda name: _weights_from_host_ms(billions, name), accelerator, "03", _LADDER),
+            **_dtype_widths(lambda b: transfer_time_s(billions * 1e9 * b, one_way) * 1e3, "03", _LADDER)}
 
 
 def _weights_from_host_wrong(billions, accelerator) -> dict:
@@ -223,11 +223,11 @@ def _stacks_slips() -> dict:
     """Another chip's ridge for the H100 SXM's (the H100 PCIe's, most likely), another chip's
     peak for the B200's, or another precision's B200 peak."""
     h100, b200 = get_accelerator("H100 SXM"), get_accelerator("B200")
-    ridge = other_accelerators(lambda name: _stacks_for(get_accelerator(name).ridge_point("bf16"), b200.peak("bf16")),
+    ridge = _other_accelerators(lambda name: _stacks_for(get_accelerator(name).ridge_point("bf16"), b200.peak("bf16")),
                                "H100 SXM", "03", _LADDER)
-    peak = other_accelerators(lambda name: _stacks_for(h100.ridge_point("bf16"), get_accelerator(name).peak("bf16")),
+    peak = _other_accelerators(lambda name: _stacks_for(h100.ridge_point("bf16"), get_accelerator(name).peak("bf16")),
                               "B200", "03", _LADDER)
-    precision = peak_precisions(lambda p: _stacks_for(h100.ridge_point("bf16"), b200.peak(p)), "03", _LADDER)
+    precision = _peak_precisions(lambda p: _stacks_for(h100.ridge_point("bf16"), b200.peak(p)), "03", _LADDER)
     return {**ridge, **{m: v for m, v in peak.items() if m.key != "other-accelerator-h100-sxm"}, **precision}
 
 
@@ -393,7 +393,7 @@ EXERCISES = [
                "more bandwidth than the H100 but the same compute.")),
     ValueExercise(
         "03.2", quantity=("time", "data"), expected=_weights_from_host_ms, rel_tol=1e-3,
-        wrong_answers=with_generated(_weights_from_host_wrong, _weights_from_host_ms, _host_copy_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_weights_from_host_wrong, _weights_from_host_ms, _host_copy_slips, rel_tol=1e-3),
         variants=_HOST_COPY_VARIANTS,
         concepts=("memory-ladder",),
         form="a float: the time in milliseconds (ms) to copy {billions} billion BF16 parameters to "
@@ -419,7 +419,7 @@ EXERCISES = [
                "The answer is the largest count over the 32 banks (1 when there is no conflict).")),
     ValueExercise(
         "03.5", expected=_stacks_needed, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=with_generated(_stacks_wrong, _stacks_needed, _stacks_slips),
+        wrong_answers=_with_generated(_stacks_wrong, _stacks_needed, _stacks_slips),
         concepts=("memory-ladder",),
         form="an integer: the number of HBM3e stacks",
         hints=("Keeping the ridge point means bandwidth = peak / ridge: compute the bandwidth the "

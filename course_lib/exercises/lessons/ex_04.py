@@ -14,8 +14,8 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import (dtype_widths, other_accelerator, other_accelerators, peak_precisions,
-                                                 shared, with_generated)
+from course_lib.exercises.misconceptions import (_dtype_widths, other_accelerator, _other_accelerators, _peak_precisions,
+                                                 shared, _with_generated)
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (Kernel, attainable_flops, binding_ceiling, hierarchical_ceilings,
                                  matmul_intensity, matmul_kernel, place_kernel, read_profile, ridge_point)
@@ -115,8 +115,8 @@ def _gemv_time_us(accelerator, hidden, nbytes) -> float:
 
 def _decode_gemv_slips(accelerator, hidden) -> dict:
     """Another chip's row of the catalog, another element width, another precision's peak."""
-    return {**other_accelerators(lambda name: _decode_gemv_time_us(name, hidden), accelerator, "04", _BOUND),
-            **dtype_widths(lambda b: _gemv_time_us(accelerator, hidden, b * (2 * hidden + hidden * hidden)),
+    return {**_other_accelerators(lambda name: _decode_gemv_time_us(name, hidden), accelerator, "04", _BOUND),
+            **_dtype_widths(lambda b: _gemv_time_us(accelerator, hidden, b * (2 * hidden + hidden * hidden)),
                            "04", _INTENSITY)}
 
 
@@ -150,11 +150,11 @@ def _smallest_batch_slips() -> dict:
     """Another chip's ridge, another precision's peak, another element width."""
     h100 = get_accelerator("H100 SXM")
     ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
-    return {**other_accelerators(lambda name: _first_m(matmul_intensity, get_accelerator(name).ridge_point("bf16")),
+    return {**_other_accelerators(lambda name: _first_m(matmul_intensity, get_accelerator(name).ridge_point("bf16")),
                                  "H100 SXM", "04", _INTENSITY),
-            **peak_precisions(lambda p: _first_m(matmul_intensity, ridge_point(h100.peak(p), h100.mem_bandwidth)),
+            **_peak_precisions(lambda p: _first_m(matmul_intensity, ridge_point(h100.peak(p), h100.mem_bandwidth)),
                               "04", _SPARSITY, precisions=("fp8", "int8", "tf32")),
-            **dtype_widths(lambda b: _first_m(lambda m, k, n, _: matmul_intensity(m, k, n, b), ridge), "04",
+            **_dtype_widths(lambda b: _first_m(lambda m, k, n, _: matmul_intensity(m, k, n, b), ridge), "04",
                            _INTENSITY)}
 
 
@@ -451,7 +451,7 @@ EXERCISES = [
                "get_accelerator('B200').ridge_point('bf16').")),
     ValueExercise(
         "04.2", quantity=("time", "data"), expected=_decode_gemv_time_us, rel_tol=1e-3,
-        wrong_answers=with_generated(_decode_gemv_wrong, _decode_gemv_time_us, _decode_gemv_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_decode_gemv_wrong, _decode_gemv_time_us, _decode_gemv_slips, rel_tol=1e-3),
         variants=_GEMV_VARIANTS,
         concepts=("roofline-bound",),
         form="a float: the time in microseconds (us), not seconds, of the 1 x {hidden} GEMV on "
@@ -463,7 +463,7 @@ EXERCISES = [
                "'bf16').t_min_s is in seconds; multiply by 1e6.")),
     ValueExercise(
         "04.3", expected=_smallest_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=with_generated(_smallest_batch_wrong, _smallest_compute_bound_batch, _smallest_batch_slips),
+        wrong_answers=_with_generated(_smallest_batch_wrong, _smallest_compute_bound_batch, _smallest_batch_slips),
         concepts=("intensity", "ridge-point"),
         form="an integer: the number of tokens m (exact)",
         hints=("Compute-bound means intensity >= ridge point; the intensity grows with m.",

@@ -13,7 +13,7 @@ import numpy as np
 from course_lib import formats as F
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
-from course_lib.exercises.misconceptions import other_accelerator, other_accelerators, shared, with_generated
+from course_lib.exercises.misconceptions import other_accelerator, _other_accelerators, shared, _with_generated
 from course_lib.hardware import bytes_per_element, get_accelerator
 
 __all__ = ["EXERCISES"]
@@ -117,7 +117,7 @@ def _more_precise_wrong() -> dict:
 def _int4_saving_slips() -> dict:
     """Another chip's bandwidth, or FP32 (4 bytes) for the BF16 side."""
     bandwidth = get_accelerator("H200").mem_bandwidth
-    return {**other_accelerators(lambda name: _read_ms("bf16", name) - _read_ms("int4", name), "H200", "05",
+    return {**_other_accelerators(lambda name: _read_ms("bf16", name) - _read_ms("int4", name), "H200", "05",
                                  _HARDWARE),
             shared("fp32-bytes", "05", _HARDWARE): _N_WEIGHTS * (4 - bytes_per_element("int4")) / bandwidth * 1e3}
 
@@ -509,7 +509,7 @@ EXERCISES = [
                "Compare F.encode(1/3, 'fp16').rel_error with F.encode(1/3, 'bf16').rel_error.")),
     ValueExercise(
         "05.2", quantity=("time", "data"), expected=_int4_saving_ms, rel_tol=1e-3,
-        wrong_answers=with_generated(_int4_saving_wrong, _int4_saving_ms, _int4_saving_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_int4_saving_wrong, _int4_saving_ms, _int4_saving_slips, rel_tol=1e-3),
         concepts=("bytes-per-element",),
         form="a float: milliseconds (ms) saved per full read of the weights",
         hints=("Reading N values of b bytes at bandwidth beta takes N b / beta seconds.",

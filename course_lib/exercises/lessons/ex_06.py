@@ -14,7 +14,7 @@ from course_lib.attention import flash_attention_traffic, naive_attention_traffi
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import dtype_widths, other_accelerators, shared, with_generated
+from course_lib.exercises.misconceptions import _dtype_widths, _other_accelerators, shared, _with_generated
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
 from course_lib.tiling import graph_traffic, smem_bytes_per_block, tile_limit, tiled_matmul_traffic
@@ -115,9 +115,9 @@ NAIVE_WITHOUT_ND = Misconception(
 def _h200_tile_slips() -> dict:
     """Another chip's shared memory per block, or another element width."""
     acc = get_accelerator("H200")
-    return {**other_accelerators(lambda name: tile_limit(name, "bf16", tile_k=64, stages=2).smem_limit, "H200",
+    return {**_other_accelerators(lambda name: tile_limit(name, "bf16", tile_k=64, stages=2).smem_limit, "H200",
                                  "06", _TILED),
-            **dtype_widths(lambda b: int(acc.max_shared_mem_bytes_per_block // (2 * b * 2 * 64)) // 16 * 16, "06",
+            **_dtype_widths(lambda b: int(acc.max_shared_mem_bytes_per_block // (2 * b * 2 * 64)) // 16 * 16, "06",
                            _TILED)}
 
 
@@ -456,7 +456,7 @@ EXERCISES = [
                "Writing C happens once either way; it is a small part of the total here.")),
     ValueExercise(
         "06.2", expected=_h200_tile, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=with_generated(_h200_tile_wrong, _h200_tile, _h200_tile_slips), concepts=("tile-sizing",),
+        wrong_answers=_with_generated(_h200_tile_wrong, _h200_tile, _h200_tile_slips), concepts=("tile-sizing",),
         form="an integer: the tile side T, a multiple of 16 (exact)",
         hints=("Shared memory per block holds stages x bytes x (T x tile_k + tile_k x T).",
                "Read get_accelerator('H200').max_shared_mem_bytes_per_block; BF16 is 2 bytes.",
@@ -482,7 +482,7 @@ EXERCISES = [
                "maximum, scores in the hundreds overflow.")),
     ValueExercise(
         "06.5", expected=_softmax_saving, rel_tol=1e-9,
-        wrong_answers=with_generated(_softmax_saving_wrong, _softmax_saving, lambda: dtype_widths(
+        wrong_answers=_with_generated(_softmax_saving_wrong, _softmax_saving, lambda: _dtype_widths(
             lambda b: _softmax_saving() / 2 * b, "06", _FUSION), rel_tol=1e-9),
         concepts=("kernel-fusion",),
         form="a number: bytes of HBM traffic saved by fusing (exact; BF16 is 2 bytes)",

@@ -18,7 +18,7 @@ from course_lib.economics import (compute_optimal, cost_per_million_tokens_usd, 
                                   get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
                                   training_time_s, weight_bytes)
 from course_lib.exercises.decision import DecisionExercise
-from course_lib.exercises.misconceptions import other_accelerators, peak_precisions, shared, with_generated
+from course_lib.exercises.misconceptions import _other_accelerators, _peak_precisions, shared, _with_generated
 from course_lib.hardware import get_accelerator
 
 __all__ = ["EXERCISES"]
@@ -183,7 +183,7 @@ def _usd_per_million_slips() -> dict:
                                            price)
     return {CONTEXT_LEFT_AT_DEFAULT: usd(context=1024), BATCH_LEFT_AT_DEFAULT: usd(batch=1),
             **_scheme_slips(lambda scheme: usd(scheme=scheme), "fp8"),
-            **other_accelerators(lambda name: usd(accelerator=name), "H200", "07", _COST)}
+            **_other_accelerators(lambda name: usd(accelerator=name), "H200", "07", _COST)}
 
 
 def _first_batch_slips() -> dict:
@@ -193,7 +193,7 @@ def _first_batch_slips() -> dict:
         return math.ceil(b_star) if math.isfinite(b_star) else None    # never compute-bound: no answer
     return {CONTEXT_LEFT_AT_DEFAULT: first(context=1024),
             **_scheme_slips(lambda scheme: first(scheme=scheme), "int8 weights"),
-            **other_accelerators(lambda name: first(accelerator=name), "B200", "07", _DECODE)}
+            **_other_accelerators(lambda name: first(accelerator=name), "B200", "07", _DECODE)}
 
 
 def _training_days_slips(model, tokens, accelerator, gpus) -> dict:
@@ -202,8 +202,8 @@ def _training_days_slips(model, tokens, accelerator, gpus) -> dict:
 
     def days(peak):
         return 6 * params * tokens / (0.35 * peak * gpus) / 86400
-    return {**other_accelerators(lambda name: _training_days(model, tokens, name, gpus), accelerator, "07", _TRAINING),
-            **peak_precisions(lambda p: days(get_accelerator(accelerator).peak(p)), "07", _TRAINING,
+    return {**_other_accelerators(lambda name: _training_days(model, tokens, name, gpus), accelerator, "07", _TRAINING),
+            **_peak_precisions(lambda p: days(get_accelerator(accelerator).peak(p)), "07", _TRAINING,
                               precisions=("fp8", "fp32", "tf32"))}
 
 
@@ -583,7 +583,7 @@ EXERCISES = [
                "decode_step('Llama 3 70B', 'H200', 32, 2048, 'bf16', n_devices=4).bound")),
     ValueExercise(
         "07.2", expected=_training_days, rel_tol=1e-3,
-        wrong_answers=with_generated(_training_days_wrong, _training_days, _training_days_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_training_days_wrong, _training_days, _training_days_slips, rel_tol=1e-3),
         variants=_TRAINING_VARIANTS, concepts=("training-compute",),
         form="a float: days (not seconds, not hours) to train {model} on {gpus} {accelerator} GPUs",
         hints=("t = 6 N D / (u * peak * G) gives seconds.",
@@ -591,7 +591,7 @@ EXERCISES = [
                "Divide seconds by 86400 to get days.")),
     ValueExercise(
         "07.3", quantity=("unit", "time"), expected=_usd_per_million_mistral, rel_tol=1e-3,
-        wrong_answers=with_generated(_usd_per_million_wrong, _usd_per_million_mistral, _usd_per_million_slips,
+        wrong_answers=_with_generated(_usd_per_million_wrong, _usd_per_million_mistral, _usd_per_million_slips,
                                      rel_tol=1e-3),
         concepts=("serving-cost",),
         form="a float: US dollars per million generated tokens",
@@ -600,7 +600,7 @@ EXERCISES = [
                "Dollars per million tokens = price per hour / 3600 / (tokens per second) * 1e6.")),
     ValueExercise(
         "07.4", expected=_first_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=with_generated(_first_batch_wrong, _first_compute_bound_batch, _first_batch_slips),
+        wrong_answers=_with_generated(_first_batch_wrong, _first_compute_bound_batch, _first_batch_slips),
         concepts=("decode-bound",),
         form="an integer: the smallest whole batch size that is compute-bound (exact; round the "
              "crossover up)",

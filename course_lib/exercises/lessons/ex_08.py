@@ -13,7 +13,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.economics import decode_step
 from course_lib.exercises.decision import DecisionExercise, OptimumExercise
-from course_lib.exercises.misconceptions import dtype_widths, other_accelerators, shared, with_generated
+from course_lib.exercises.misconceptions import _dtype_widths, _other_accelerators, shared, _with_generated
 from course_lib.sharing import mig_accelerator
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
 from course_lib.hardware import get_accelerator
@@ -120,8 +120,8 @@ def _all_reduce_slips() -> dict:
     def ms(links=link, grad_bytes=nbytes):
         return collective_time_s("all_reduce", grad_bytes, n, links) * 1e3
     return {RING_N_NOT_N_MINUS_ONE: (2 * n * link.latency_s + 2 * nbytes / link.bandwidth_bytes_per_s) * 1e3,
-            **dtype_widths(lambda b: ms(grad_bytes=13e9 * b), "08", _COLLECTIVES),
-            **other_accelerators(lambda name: ms(get_link(name, "nvlink")), "H200", "08", _LINKS)}
+            **_dtype_widths(lambda b: ms(grad_bytes=13e9 * b), "08", _COLLECTIVES),
+            **_other_accelerators(lambda name: ms(get_link(name, "nvlink")), "H200", "08", _LINKS)}
 
 
 def _all_reduce_wrong() -> dict:
@@ -420,7 +420,7 @@ EXERCISES = [
                "The link's ridge is efficiency x peak / bandwidth, with the network's 50 GB/s per direction.")),
     ValueExercise(
         "08.2", quantity=("time", "data"), expected=_h200_all_reduce_ms, rel_tol=1e-3,
-        wrong_answers=with_generated(_all_reduce_wrong, _h200_all_reduce_ms, _all_reduce_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_all_reduce_wrong, _h200_all_reduce_ms, _all_reduce_slips, rel_tol=1e-3),
         concepts=("collectives",),
         form="a float: milliseconds",
         hints=("A ring all-reduce takes 2(n-1) alpha + 2(n-1)/n * S / beta.",
@@ -468,7 +468,7 @@ EXERCISES = [
     OptimumExercise(
         "08.7", expected=_fewest_stages, feasible=lambda p: _pipeline_feasible(p), goal="smallest",
         rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=with_generated(_stages_wrong, _fewest_stages, lambda: {
+        wrong_answers=_with_generated(_stages_wrong, _fewest_stages, lambda: {
             OVERHEAD_ONCE_PER_SLOT: _fewest(lambda p: _pipeline_step_ms(p, PIPE_OVERHEAD_MS / 2))}),
         concepts=("comm-vs-compute", "training-memory"),
         form="an integer: the fewest pipeline stages p (p divides the 48 layers) for which a 1F1B "
