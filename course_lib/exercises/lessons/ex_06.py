@@ -142,7 +142,14 @@ def _causal_saving_wrong() -> dict:
             INVERSE: causal / naive,
             NAIVE_HALVED: naive / 2 / causal,
             NAIVE_WITHOUT_ND: 4 * 3000 ** 2 / causal,
-            OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved}
+            OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved,
+            NAIVE_SCORES_ONCE: (2 * 3000 ** 2 + 4 * 3000 * 48) / causal}
+
+
+NAIVE_SCORES_ONCE = Misconception(
+    "naive-scores-crossing-once", "Naive attention's N x N matrix counted as one write and one read, 2 N^2: "
+    "the scores S are written and read back, and so are the probabilities P, 4 N^2 in all.", "06", _ATTENTION,
+    "List naive attention's kernels and what each one reads and writes: S, then P.")
 
 
 def _h200_tile() -> int:
