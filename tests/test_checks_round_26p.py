@@ -1,4 +1,4 @@
-"""Issue 26's third round of wrong answers (tests/wrong_answers_round_26c.py), kept as regression
+"""Issue 26's probe round of wrong answers (the auditor's own, written before the audit) (tests/wrong_answers_round_26p.py), kept as regression
 tests: each mistake, computed as the learner made it (with the learner's own variant where it
 names one), is rejected and named by the misconception the round records for it."""
 
@@ -20,7 +20,7 @@ def _load(name):
     return module
 
 
-ROUND = _load("wrong_answers_round_26c")
+ROUND = _load("wrong_answers_round_26p")
 WRONG = [i for i in range(len(ROUND.R)) if i not in ROUND.RIGHT_BY_LUCK]
 
 
