@@ -9,6 +9,7 @@ shows it through ``_render_traceback_``: a mark and the message, no traceback in
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 import os
@@ -299,6 +300,8 @@ _NAMED_SLIPS = (
     (1 / 1.024 ** 2, "MiB (2^20 bytes) where MB (10^6 bytes) was asked", ("data",)),
     (1.024 ** 3, "GB (10^9 bytes) where GiB (2^30 bytes) was asked", ("data",)),
     (1 / 1.024 ** 3, "GiB (2^30 bytes) where GB (10^9 bytes) was asked", ("data",)),
+    (1.024 ** 4, "TB (10^12 bytes) where TiB (2^40 bytes) was asked, or TB/s read as TiB/s", ("data",)),
+    (1 / 1.024 ** 4, "TiB (2^40 bytes) where TB (10^12 bytes) was asked, or TiB/s read as TB/s", ("data",)),
 )
 
 #: What a slip by a power of ten (or, for data, of 1024) suggests, for each kind of quantity.
@@ -450,4 +453,76 @@ def _short(value, limit: int = 90) -> str:
 def _call_text(name: str, args: tuple, kwargs: dict) -> str:
     parts = [_short(a, 60) for a in args] + [f"{k}={_short(v, 60)}" for k, v in kwargs.items()]
     return f"{name}({', '.join(parts)})"
+
+
+
+# --------------------------------------------------------------------------------------------
+# Wrong answers generated, not listed: mistakes nobody wrote down, computed like the answer
+# --------------------------------------------------------------------------------------------
+
+def _add_generated(listed: dict, generated: dict, answer, rel_tol: float = 0.0, abs_tol: float = 0.0) -> dict:
+    """``listed`` with the ``generated`` wrong answers ({Misconception: value}) added after it: a
+    generated value is kept only when it is a number, not within the tolerance (at least 0.1 %)
+    of the answer, and matched by fewer than three wrong answers already kept, so that every kept
+    one is still named (up to three candidates are shown for one value). The listed ones, the
+    likelier, come first; a generated one never displaces them."""
+    out = dict(listed)
+    tol = max(rel_tol, 1e-3)
+    try:
+        want = float(answer)
+    except (TypeError, ValueError):
+        return out
+    keys = {getattr(m, "key", None) for m in out}
+    for misconception, value in generated.items():
+        if misconception in out or getattr(misconception, "key", None) in keys or not _is_scalar_like(value):
+            continue
+        w = float(value)
+        if not math.isfinite(w) or _close(w, want, tol, abs_tol):
+            continue
+        near = [m for m, v in out.items() if _is_scalar_like(v) and _close(w, float(v), tol, abs_tol)]
+        if any(misconception.key.startswith(getattr(m, "key", "") + "-") for m in near):
+            continue                   # the same mistake, said more exactly: 'other-accelerator-h200'
+        if len(near) < 3:
+            out[misconception] = w
+            keys.add(misconception.key)
+    return out
+
+
+def _shown(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def _default_variant_answers(ex_id: str, variants, expected, params: dict) -> dict:
+    """The wrong answers of a learner who used the course's default numbers (``options[0]``, the
+    ones the task text and the lesson's worked example show) in place of some or all of their own:
+    {Misconception: the answer those numbers give}. Empty for the default learner."""
+    default = variants.options[0]
+    differ = [k for k in default if params.get(k) != default[k]]
+    if not differ:
+        return {}
+    hint = (f"Print variant({ex_id!r}) and compute from the numbers it gives you; the numbers in the "
+            f"task's text and in the lesson's example are the course's default, not yours.")
+    out = {}
+    try:
+        out[Misconception(f"default-numbers-{ex_id.replace('.', '-')}",
+                          f"The course's default numbers ({variants.statement.format(**default)}) in place of "
+                          f"your own: the task's text and the lesson's example show the default.",
+                          ex_id[:2], "Exercises", hint)] = expected(**default)
+    except Exception:  # noqa: BLE001 - a mix the model refuses is no likely answer
+        pass
+    for size in range(1, min(len(differ), 2)):     # one default number kept: likelier than two or three
+        for keys in itertools.combinations(differ, size):
+            mixed = dict(params, **{k: default[k] for k in keys})
+            named = ", ".join(f"{k} {_shown(default[k])}" for k in keys)
+            try:
+                value = expected(**mixed)
+            except Exception:  # noqa: BLE001
+                continue
+            out[Misconception(f"default-numbers-{ex_id.replace('.', '-')}-" + "-".join(re.sub(r"[^a-z0-9]+", "-", k.lower()).strip("-")
+                                                            for k in keys),
+                              f"Part of the course's default numbers ({named}) mixed with your own numbers.", ex_id[:2], "Exercises", hint)] = value
+    return out
+
 

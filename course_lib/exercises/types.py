@@ -59,7 +59,7 @@ from course_lib.exercises.feedback import (ID_PATTERN, QUANTITY_KINDS, _KEY_PATT
                                           _as_scalar_answer, _call_text, _close, _close_array, _close_note, _error,
                                           _failure, _is_scalar_like, _learner_line, _matching_misconceptions, _mismatch,
                                           _scalar_misconceptions, _short, _tolerance_text, _unit_slip_note,
-                                          quantity_kinds)
+                                          _add_generated, _default_variant_answers, quantity_kinds)
 from course_lib.exercises.variants import Variants, _NO_LEARNER, _params, _resolve
 
 __all__ = ["ValueExercise", "ChoiceExercise", "FunctionExercise", "KernelExercise", "TileKernelExercise",
@@ -121,6 +121,28 @@ def _validate_tol(kind: str, ex_id: str, name: str, value) -> None:
         raise ValueError(f"{kind} {ex_id}: {name} must be a finite number >= 0, got {value!r}")
 
 
+def _with_default_variant(ex):
+    """``ex.wrong_answers`` followed by the answers of the course's default numbers, in whole or
+    in part, for a learner whose variant differs (the likeliest slip of a per-learner exercise:
+    numbers copied from the task's text or the lesson's example instead of ``variant(...)``)."""
+    expected, variants, ex_id = ex.expected, ex.variants, ex.id
+    rel_tol, abs_tol = ex.rel_tol, ex.abs_tol
+    # misconceptions._with_generated keeps its parts apart, so that the default's numbers (the
+    # likelier slip) come before the generated other chips, widths and peaks
+    listed = getattr(ex.wrong_answers, "_listed", ex.wrong_answers)
+    generators = getattr(ex.wrong_answers, "_generators", ())
+
+    def wrong_answers(**params):
+        want = expected(**params)
+        found = _add_generated(listed(**params), _default_variant_answers(ex_id, variants, expected, params),
+                              want, rel_tol, abs_tol)
+        for generator in generators:
+            found = _add_generated(found, generator(**params), want, rel_tol, abs_tol)
+        return found
+    wrong_answers._with_default_variant = True
+    return wrong_answers
+
+
 @dataclass(frozen=True)
 class ValueExercise:
     """An exercise whose answer is a number (or an array of numbers).
@@ -156,6 +178,9 @@ class ValueExercise:
         _validate_wrong_answers("ValueExercise", self)
         _validate_tol("ValueExercise", self.id, "rel_tol", self.rel_tol)
         _validate_tol("ValueExercise", self.id, "abs_tol", self.abs_tol)
+        if self.variants is not None and self.wrong_answers is not None \
+                and not getattr(self.wrong_answers, "_with_default_variant", False):
+            object.__setattr__(self, "wrong_answers", _with_default_variant(self))
 
     def answer(self, learner=_NO_LEARNER):
         """The expected answer for ``learner`` (default: the current identity)."""

@@ -13,7 +13,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import other_accelerator, shared
+from course_lib.exercises.misconceptions import other_accelerator, _other_accelerators, shared, _with_generated
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy,
                                 register_pressure, simulate_latency_hiding)
@@ -98,8 +98,26 @@ def _warps_for_90_percent() -> int:
     return int(sweep.n_warps[np.argmax(sweep.utilisation >= 0.9 - 1e-12)])
 
 
+THREADS_ONLY = Misconception(
+    "occupancy-threads-only", "The threads counted alone: 128-thread blocks fill the SM's warp slots "
+    "only if the registers and the shared memory let that many blocks in, and here they do not.", "01",
+    _OCC, "Work out the blocks each resource allows (warps, registers, shared memory): the smallest wins.")
+LARGEST_LIMIT = Misconception(
+    "occupancy-largest-limit", "The most generous limit taken for the binding one: an SM holds as many "
+    "blocks as the strictest of its limits allows.", "01", _OCC,
+    "Of the blocks per SM each resource allows, which is the smallest?")
+
+
 def _a100_limiter_wrong() -> dict:
-    return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter}
+    limits = occupancy(128, 40, 40 * 1024, "A100").block_limits
+    return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter,
+            THREADS_ONLY: occupancy(128, 1, 0, "A100").limiter,       # no registers, no shared memory
+            LARGEST_LIMIT: max(limits, key=limits.get)}
+
+
+def _kb_other_chips(accelerator) -> dict:
+    """Every other catalog chip's kB per SM: a learner who read another row of the catalog."""
+    return _other_accelerators(_kb_in_flight_per_sm, accelerator, "01", _LITTLE)
 
 
 def _kb_wrong(accelerator) -> dict:
@@ -126,7 +144,16 @@ def _warps_for_90_wrong() -> dict:
             INDEX_NOT_COUNT: int(np.argmax(reaches)),
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
             FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
-                                           .utilisation >= 0.9 - 1e-12)) + 1}
+                                           .utilisation >= 0.9 - 1e-12)) + 1,
+            COMPUTE_LATENCY_SWAPPED: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 700, 24)
+                                                   .utilisation >= 0.9 - 1e-12)) + 1}
+
+
+COMPUTE_LATENCY_SWAPPED = Misconception(
+    "compute-and-latency-swapped", "The compute and the wait passed in each other's place: the "
+    "simulator takes the compute cycles first, then the latency, and with 700 cycles of work between "
+    "waits of 24 one warp keeps the scheduler busy.", "01", _SIM,
+    "Read the simulator's signature: which argument is the compute, which the wait?")
 
 
 def _warps_by_registers_with(registers_per_thread, accelerator, *, file_scale=1, round_alloc=True,
@@ -423,7 +450,8 @@ EXERCISES = [
                "compare with the A100's shared memory per SM.",
                "Registers: 40 x 32 = 1280 per warp, allocated from four sub-partitions of 16,384.")),
     ValueExercise(
-        "01.2", expected=_kb_in_flight_per_sm, rel_tol=1e-3, wrong_answers=_kb_wrong,
+        "01.2", expected=_kb_in_flight_per_sm, rel_tol=1e-3,
+        wrong_answers=_with_generated(_kb_wrong, _kb_in_flight_per_sm, _kb_other_chips, rel_tol=1e-3),
         variants=_IN_FLIGHT_VARIANTS, concepts=("littles-law",),
         form="a float: kilobytes (1 kB = 1000 bytes) per SM of the {accelerator}",
         hints=("Little's law: bytes in flight = bandwidth x latency.",

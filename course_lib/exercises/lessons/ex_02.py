@@ -95,7 +95,17 @@ def _wave_divergence_share() -> float:
 def _layout_wrong() -> dict:
     aos = coalescing(aos_addresses(16, 4)).bytes_requested
     soa = coalescing(soa_addresses(1, 4, n_elements=10_000)).bytes_requested
-    return {REQUESTED_NOT_MOVED: "same" if aos == soa else ("aos" if aos < soa else "soa")}
+    moved = {"aos": coalescing(aos_addresses(16, 4)).bytes_moved,
+             "soa": coalescing(soa_addresses(1, 4, n_elements=10_000)).bytes_moved}
+    return {REQUESTED_NOT_MOVED: "same" if aos == soa else ("aos" if aos < soa else "soa"),
+            NEIGHBOURS_TOGETHER: max(moved, key=moved.get)}
+
+
+NEIGHBOURS_TOGETHER = Misconception(
+    "aos-keeps-a-particle-together", "AoS taken as the friendlier layout because a particle's fields sit "
+    "together: that helps a thread that reads a whole particle, but here the warp reads one field of 32 "
+    "particles, 16 bytes apart in AoS.", "02", _COALESCING,
+    "Write the 32 addresses the warp reads in each layout and count the 32-byte sectors they touch.")
 
 
 def _wave_divergence_wrong() -> dict:
@@ -116,7 +126,22 @@ def _loop_efficiency_wrong() -> dict:
     return {MEAN_OVER_MAX: float(np.mean(iterations) / iterations.max()),
             ONE_WARP: run_simt(loop_kernel(), 32).simt_efficiency,
             LOOP_TEST_INCLUSIVE: run_simt(loop_kernel(inclusive=True), 1000).simt_efficiency,
-            WHOLE_WARPS: run_simt(loop_kernel(), 1024).simt_efficiency}
+            WHOLE_WARPS: run_simt(loop_kernel(), 1024).simt_efficiency,
+            LOOP_PLUS_ONE_DROPPED: run_simt(_loop_kernel_without_plus_one(), 1000).simt_efficiency}
+
+
+LOOP_PLUS_ONE_DROPPED = Misconception(
+    "loop-test-plus-one-dropped", "The loop test written i < tid % 7, without the + 1: lane t then runs "
+    "t % 7 iterations, from 0 to 6, where the task gives it one more.", "02", _HOW_BAD,
+    "Write the test exactly as the task gives it, i < tid % 7 + 1: every lane runs at least once.")
+
+
+def _loop_kernel_without_plus_one():
+    """Wrong: the loop test without its + 1 (lanes run 0 to 6 iterations)."""
+    return [Let("i", lambda v: 0),
+            While(lambda v: v["i"] < v["tid"] % 7,
+                  [Let("a", lambda v: v["i"] * 2), Let("a", lambda v: v["a"] + 1),
+                   Let("i", lambda v: v["i"] + 1)])]
 
 
 def loop_kernel(inclusive=False):

@@ -15,7 +15,8 @@ from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueEx
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
 from course_lib.collectives import get_link
-from course_lib.exercises.misconceptions import other_accelerator, shared
+from course_lib.exercises.misconceptions import (_dtype_widths, other_accelerator, _other_accelerators, _peak_precisions,
+                                                 shared, _with_generated)
 from course_lib.hardware import get_accelerator
 from course_lib.memory import (N_BANKS, BANK_BYTES, column_read_conflict_degree, conflict_degree, copy_hidden, make_trace,
                                pipeline_timeline, simulate_cache, transfer_time_s)
@@ -103,6 +104,13 @@ NVLINK_NOT_HOST = Misconception(
     "nvlink-not-host-link", "NVLink's bandwidth where the copy comes from the host: NVLink joins GPUs; "
     "host memory reaches the GPU over its PCIe (host) link, far slower.", "03", _LADDER,
     "Use the accelerator's host link, acc.host_link_bandwidth, one direction of it.")
+
+
+def _host_copy_slips(billions, accelerator) -> dict:
+    """Another chip's host link, or another element width, for the learner's copy."""
+    one_way = get_accelerator(accelerator).host_link_bandwidth / 2
+    return {**_other_accelerators(lambda name: _weights_from_host_ms(billions, name), accelerator, "03", _LADDER),
+            **_dtype_widths(lambda b: transfer_time_s(billions * 1e9 * b, one_way) * 1e3, "03", _LADDER)}
 
 
 def _weights_from_host_wrong(billions, accelerator) -> dict:
@@ -209,6 +217,18 @@ def _stacks_for(ridge, peak, pins=_STACK_PINS, rate=_PIN_RATE) -> int:
 
 def _stacks_needed() -> int:
     return _stacks_for(get_accelerator("H100 SXM").ridge_point("bf16"), get_accelerator("B200").peak("bf16"))
+
+
+def _stacks_slips() -> dict:
+    """Another chip's ridge for the H100 SXM's (the H100 PCIe's, most likely), another chip's
+    peak for the B200's, or another precision's B200 peak."""
+    h100, b200 = get_accelerator("H100 SXM"), get_accelerator("B200")
+    ridge = _other_accelerators(lambda name: _stacks_for(get_accelerator(name).ridge_point("bf16"), b200.peak("bf16")),
+                               "H100 SXM", "03", _LADDER)
+    peak = _other_accelerators(lambda name: _stacks_for(h100.ridge_point("bf16"), get_accelerator(name).peak("bf16")),
+                              "B200", "03", _LADDER)
+    precision = _peak_precisions(lambda p: _stacks_for(h100.ridge_point("bf16"), b200.peak(p)), "03", _LADDER)
+    return {**ridge, **{m: v for m, v in peak.items() if m.key != "other-accelerator-h100-sxm"}, **precision}
 
 
 def _stacks_wrong() -> dict:
@@ -373,7 +393,8 @@ EXERCISES = [
                "more bandwidth than the H100 but the same compute.")),
     ValueExercise(
         "03.2", quantity=("time", "data"), expected=_weights_from_host_ms, rel_tol=1e-3,
-        wrong_answers=_weights_from_host_wrong, variants=_HOST_COPY_VARIANTS,
+        wrong_answers=_with_generated(_weights_from_host_wrong, _weights_from_host_ms, _host_copy_slips, rel_tol=1e-3),
+        variants=_HOST_COPY_VARIANTS,
         concepts=("memory-ladder",),
         form="a float: the time in milliseconds (ms) to copy {billions} billion BF16 parameters to "
              "the {accelerator}",
@@ -397,7 +418,8 @@ EXERCISES = [
                "Lanes reading the same word share one access: count distinct words per bank.",
                "The answer is the largest count over the 32 banks (1 when there is no conflict).")),
     ValueExercise(
-        "03.5", expected=_stacks_needed, rel_tol=0.0, abs_tol=0.0, wrong_answers=_stacks_wrong,
+        "03.5", expected=_stacks_needed, rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_with_generated(_stacks_wrong, _stacks_needed, _stacks_slips),
         concepts=("memory-ladder",),
         form="an integer: the number of HBM3e stacks",
         hints=("Keeping the ridge point means bandwidth = peak / ridge: compute the bandwidth the "

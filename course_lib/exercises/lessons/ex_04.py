@@ -14,7 +14,8 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import other_accelerator, shared
+from course_lib.exercises.misconceptions import (_dtype_widths, other_accelerator, _other_accelerators, _peak_precisions,
+                                                 shared, _with_generated)
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.roofline import (Kernel, attainable_flops, binding_ceiling, hierarchical_ceilings,
                                  matmul_intensity, matmul_kernel, place_kernel, read_profile, ridge_point)
@@ -112,6 +113,13 @@ def _gemv_time_us(accelerator, hidden, nbytes) -> float:
     return place_kernel(Kernel("gemv, bytes miscounted", kernel.flops, nbytes), accelerator, "bf16").t_min_s * 1e6
 
 
+def _decode_gemv_slips(accelerator, hidden) -> dict:
+    """Another chip's row of the catalog, another element width, another precision's peak."""
+    return {**_other_accelerators(lambda name: _decode_gemv_time_us(name, hidden), accelerator, "04", _BOUND),
+            **_dtype_widths(lambda b: _gemv_time_us(accelerator, hidden, b * (2 * hidden + hidden * hidden)),
+                           "04", _INTENSITY)}
+
+
 def _decode_gemv_wrong(accelerator, hidden) -> dict:
     point = place_kernel(matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16"), accelerator, "bf16")
     return {shared("seconds-for-unit", "04", _BOUND): point.t_min_s,
@@ -136,6 +144,18 @@ FP32_RIDGE = Misconception(
     "fp32-ridge-for-bf16", "The FP32 peak's ridge point where the matmul runs in BF16 on the tensor "
     "cores: the BF16 peak is many times higher, and so is its ridge.", "04", _INTENSITY,
     "Take the ridge of the precision the matmul runs in: peak('bf16') over the bandwidth.")
+
+
+def _smallest_batch_slips() -> dict:
+    """Another chip's ridge, another precision's peak, another element width."""
+    h100 = get_accelerator("H100 SXM")
+    ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
+    return {**_other_accelerators(lambda name: _first_m(matmul_intensity, get_accelerator(name).ridge_point("bf16")),
+                                 "H100 SXM", "04", _INTENSITY),
+            **_peak_precisions(lambda p: _first_m(matmul_intensity, ridge_point(h100.peak(p), h100.mem_bandwidth)),
+                              "04", _SPARSITY, precisions=("fp8", "int8", "tf32")),
+            **_dtype_widths(lambda b: _first_m(lambda m, k, n, _: matmul_intensity(m, k, n, b), ridge), "04",
+                           _INTENSITY)}
 
 
 def _smallest_batch_wrong() -> dict:
@@ -232,13 +252,20 @@ PER_CALL_ONLY = Misconception(
     "Multiply each kernel's recoverable time per call by its calls per step.")
 
 
+MOST_CALLED = Misconception(
+    "most-called-kernel-first", "The kernel called most often optimized first: what a kernel can give "
+    "back is its time per step times its distance from the roof, and many calls of a short kernel can "
+    "add up to less.", "04", _PROFILE, "For each kernel: calls x duration x (1 - fraction of roof).")
+
+
 def _kernel_to_optimize_wrong() -> dict:
     readings = {name: read_profile(name, t, q, f, "H100 SXM", "bf16")
                 for name, (t, q, f, _) in _STEP_PROFILE.items()}
     per_call = {name: t * (1 - readings[name].fraction_of_roof) for name, (t, *_rest) in _STEP_PROFILE.items()}
     wrong = {FURTHEST_FROM_ROOF: min(readings, key=lambda n: readings[n].fraction_of_roof),
              PEAK_FLOPS_ROOF: min(readings, key=lambda n: readings[n].compute_fraction),
-             PER_CALL_ONLY: max(per_call, key=per_call.get)}
+             PER_CALL_ONLY: max(per_call, key=per_call.get),
+             MOST_CALLED: max(_STEP_PROFILE, key=lambda n: _STEP_PROFILE[n][3])}
     right = _kernel_to_optimize()
     return {k: v for k, v in wrong.items() if v != right}
 # --- 04.7 (what-if): the L2 bandwidth at which a fixed 64 x 64 tile costs nothing at any prefill --
@@ -313,12 +340,19 @@ HBM_ROOF_FORGOTTEN = Misconception(
     "04", _HIER, "The untiled bound is the lower of the HBM roof and the peak; which one is it at m = 1?")
 
 
+EASIEST_PREFILL = Misconception(
+    "l2-need-at-easiest-prefill", "The smallest of the per-prefill needs where the largest was asked: "
+    "the tiles must cost nothing at every prefill, so L2 must meet the hardest one.", "04", _HIER,
+    "Compute the L2 bandwidth each prefill needs; which of them does every prefill's bound depend on?")
+
+
 def _l2_for_free_tiles_wrong() -> dict:
     right = _l2_for_free_tiles()
     wrong = {FULL_TILES_ONLY: _l2_needed_tbs(TOKENS_MAX),
              SQUARE_TILE_INTENSITY: _l2_for_free_tiles(TILE / 2),
              PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False),
-             HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False)}
+             HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False),
+             EASIEST_PREFILL: min(_l2_needed_tbs(m) for m in range(1, TOKENS_MAX + 1))}
     return {k: v for k, v in wrong.items() if abs(v / right - 1) > 1e-3}
 
 
@@ -417,7 +451,8 @@ EXERCISES = [
                "get_accelerator('B200').ridge_point('bf16').")),
     ValueExercise(
         "04.2", quantity=("time", "data"), expected=_decode_gemv_time_us, rel_tol=1e-3,
-        wrong_answers=_decode_gemv_wrong, variants=_GEMV_VARIANTS,
+        wrong_answers=_with_generated(_decode_gemv_wrong, _decode_gemv_time_us, _decode_gemv_slips, rel_tol=1e-3),
+        variants=_GEMV_VARIANTS,
         concepts=("roofline-bound",),
         form="a float: the time in microseconds (us), not seconds, of the 1 x {hidden} GEMV on "
              "the {accelerator}",
@@ -428,7 +463,8 @@ EXERCISES = [
                "'bf16').t_min_s is in seconds; multiply by 1e6.")),
     ValueExercise(
         "04.3", expected=_smallest_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_smallest_batch_wrong, concepts=("intensity", "ridge-point"),
+        wrong_answers=_with_generated(_smallest_batch_wrong, _smallest_compute_bound_batch, _smallest_batch_slips),
+        concepts=("intensity", "ridge-point"),
         form="an integer: the number of tokens m (exact)",
         hints=("Compute-bound means intensity >= ridge point; the intensity grows with m.",
                "Sweep m = 1, 2, 3, ... with matmul_intensity(m, 8192, 8192, 2) and stop at the first "

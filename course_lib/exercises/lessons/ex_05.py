@@ -13,7 +13,7 @@ import numpy as np
 from course_lib import formats as F
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
-from course_lib.exercises.misconceptions import other_accelerator, shared
+from course_lib.exercises.misconceptions import other_accelerator, _other_accelerators, shared, _with_generated
 from course_lib.hardware import bytes_per_element, get_accelerator
 
 __all__ = ["EXERCISES"]
@@ -112,6 +112,14 @@ def _int4_saving_ms() -> float:
 def _more_precise_wrong() -> dict:
     wider = max(("fp16", "bf16"), key=lambda name: F.get_format(name).exponent_bits)
     return {shared("bf16-more-precise", "05", "Misconceptions"): wider}
+
+
+def _int4_saving_slips() -> dict:
+    """Another chip's bandwidth, or FP32 (4 bytes) for the BF16 side."""
+    bandwidth = get_accelerator("H200").mem_bandwidth
+    return {**_other_accelerators(lambda name: _read_ms("bf16", name) - _read_ms("int4", name), "H200", "05",
+                                 _HARDWARE),
+            shared("fp32-bytes", "05", _HARDWARE): _N_WEIGHTS * (4 - bytes_per_element("int4")) / bandwidth * 1e3}
 
 
 def _int4_saving_wrong() -> dict:
@@ -376,8 +384,19 @@ def _cheapest_scheme_wrong() -> dict:
              SCALES_FOR_FOUR_ENTRIES: "int8 per block",
              WHOLE_MATRIX_ERROR: _cheapest_scheme(whole=True),
              FLOAT_GRID_ENOUGH: "fp8_e4m3 per channel",
-             FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0])}
+             FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0]),
+             BUDGET_PERCENT_MISREAD: _cheapest_scheme(error=STORE_ERROR * 10),
+             ERROR_NOT_ROOTED: _cheapest_scheme(error=STORE_ERROR ** 0.5)}
     return {k: v for k, v in wrong.items() if v != right}
+
+
+BUDGET_PERCENT_MISREAD = Misconception(
+    "error-budget-percent-misread", "The 1.5 % budget read as 0.15 (or 15 %): as a fraction, 1.5 % is "
+    "0.015.", "05", _QUANT, "Write the budget as a fraction before you compare: 1.5 % is 0.015.")
+ERROR_NOT_ROOTED = Misconception(
+    "rms-error-without-root", "The mean squared relative error compared with the budget, without the "
+    "square root: the budget is on the RMS error, the square root of that mean.", "05", _QUANT,
+    "Take the square root of each row's mean squared error over its mean square, then compare.")
 
 
 # --- 05.8 (what-if): how many mantissa bits a running sum needs to drop the chunks ------------
@@ -465,8 +484,18 @@ def _fewest_bits_wrong() -> dict:
     catalog = min(F.get_format(f).mantissa_bits for f in ("bf16", "fp16", "tf32", "fp32")
                   if _one_sum_error(F.get_format(f).mantissa_bits) <= SUM_TOLERANCE)
     right = _fewest_bits()
-    return {k: v for k, v in {STAGNATION_ONLY: never_stalls, RANDOM_WALK: walk,
-                              CATALOG_ONLY: catalog, IMPLICIT_BIT_COUNTED: right + 1}.items() if v != right}
+    # the doubling rule started from the chunk that fails (256) rather than the one that holds
+    from_failing = 7 + round(math.log2(length / (2 * chunk)))
+    return {k: v for k, v in {DOUBLING_FROM_FAILING_CHUNK: from_failing, STAGNATION_ONLY: never_stalls,
+                              RANDOM_WALK: walk, CATALOG_ONLY: catalog,
+                              IMPLICIT_BIT_COUNTED: right + 1}.items() if v != right}
+
+
+DOUBLING_FROM_FAILING_CHUNK = Misconception(
+    "doubling-from-failing-chunk", "The doubling rule counted from the chunk that fails (256) instead of "
+    "the longest one that holds (128): 7 mantissa bits keep 128 products within 1 %, not 256.", "05",
+    _ACCUMULATE, "Start from the longest chunk BF16 keeps within 1 %, then add one bit per doubling "
+    "of the sum's length up to 16,384.")
 
 
 EXERCISES = [
@@ -479,7 +508,8 @@ EXERCISES = [
                "with M the mantissa bits.",
                "Compare F.encode(1/3, 'fp16').rel_error with F.encode(1/3, 'bf16').rel_error.")),
     ValueExercise(
-        "05.2", quantity=("time", "data"), expected=_int4_saving_ms, rel_tol=1e-3, wrong_answers=_int4_saving_wrong,
+        "05.2", quantity=("time", "data"), expected=_int4_saving_ms, rel_tol=1e-3,
+        wrong_answers=_with_generated(_int4_saving_wrong, _int4_saving_ms, _int4_saving_slips, rel_tol=1e-3),
         concepts=("bytes-per-element",),
         form="a float: milliseconds (ms) saved per full read of the weights",
         hints=("Reading N values of b bytes at bandwidth beta takes N b / beta seconds.",

@@ -14,7 +14,7 @@ from course_lib.attention import flash_attention_traffic, naive_attention_traffi
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.decision import OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import _dtype_widths, _other_accelerators, shared, _with_generated
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
 from course_lib.tiling import graph_traffic, smem_bytes_per_block, tile_limit, tiled_matmul_traffic
@@ -85,7 +85,14 @@ def _doubling_effect() -> str:
 def _doubling_wrong() -> dict:
     minimum = matmul_bytes(8192, 8192, 8192, 2)                 # A and B read once, C written once
     return {MINIMUM_TRAFFIC: _closest_choice(minimum / minimum),
-            AREA_QUARTERS: _closest_choice((64 / 128) ** 2)}
+            AREA_QUARTERS: _closest_choice((64 / 128) ** 2),
+            BIGGER_TILE_MORE_BYTES: _closest_choice(128 / 64)}
+
+
+BIGGER_TILE_MORE_BYTES = Misconception(
+    "bigger-tile-moves-more", "A wider tile taken to move more bytes because it holds more: each tile "
+    "loads more per step, but there are fewer tiles, and each element of A and B is re-read fewer times.",
+    "06", _TILED, "Count the tiles of C, and the bytes each one loads, for each tile width.")
 
 
 ONE_OPERAND_STAGED = Misconception(
@@ -103,6 +110,15 @@ OTHER_BLOCK_SIZE = Misconception(
 NAIVE_WITHOUT_ND = Misconception(
     "naive-count-without-nd", "Naive attention counted as 4 N^2 elements only: it also reads Q, K and V "
     "and writes O, 4 N d more.", "06", _ATTENTION, "Use the whole count, 4 N^2 + 4 N d.")
+
+
+def _h200_tile_slips() -> dict:
+    """Another chip's shared memory per block, or another element width."""
+    acc = get_accelerator("H200")
+    return {**_other_accelerators(lambda name: tile_limit(name, "bf16", tile_k=64, stages=2).smem_limit, "H200",
+                                 "06", _TILED),
+            **_dtype_widths(lambda b: int(acc.max_shared_mem_bytes_per_block // (2 * b * 2 * 64)) // 16 * 16, "06",
+                           _TILED)}
 
 
 def _h200_tile_wrong() -> dict:
@@ -126,7 +142,14 @@ def _causal_saving_wrong() -> dict:
             INVERSE: causal / naive,
             NAIVE_HALVED: naive / 2 / causal,
             NAIVE_WITHOUT_ND: 4 * 3000 ** 2 / causal,
-            OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved}
+            OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved,
+            NAIVE_SCORES_ONCE: (2 * 3000 ** 2 + 4 * 3000 * 48) / causal}
+
+
+NAIVE_SCORES_ONCE = Misconception(
+    "naive-scores-crossing-once", "Naive attention's N x N matrix counted as one write and one read, 2 N^2: "
+    "the scores S are written and read back, and so are the probabilities P, 4 N^2 in all.", "06", _ATTENTION,
+    "List naive attention's kernels and what each one reads and writes: S, then P.")
 
 
 def _h200_tile() -> int:
@@ -313,7 +336,22 @@ def _skinny_wrong() -> dict:
     return {FITS_NOT_BEST: math.ceil(cover[1] * cover[2] * 4 / 1024),
             TILE_M_200: _register_kib(sides_m=(SKINNY[0],) + tuple(t for t in SKINNY_SIDES if t < SKINNY[0])),
             GROWTH_NOT_BUDGET: _register_kib() - 64,
-            ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2)}
+            ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2),
+            BUDGET_IN_KB: _register_kb()}
+
+
+def _register_kb() -> int:
+    """Wrong: the smallest budget whose best tile covers all rows, the budget counted in kB."""
+    for r in range(1, SKINNY_KIB_MAX + 1):
+        fitting = [row for row in _skinny_table() if row[1] * row[2] * 4 <= r * 1000]
+        if fitting and _covers(fitting[0]):
+            return r
+    raise RuntimeError("06.6: no budget in kB covers all rows")
+
+
+BUDGET_IN_KB = Misconception(
+    "register-budget-in-kb", "The budget counted in kB (1000 bytes) where the task asks for KiB (1024 bytes).",
+    "06", _TILED, "Multiply the KiB by 1024 before you compare with the running sums' bytes.")
 
 
 # --- 06.7 (design): query and key blocks under a shared-memory and a register budget ---------
@@ -425,7 +463,7 @@ EXERCISES = [
                "Writing C happens once either way; it is a small part of the total here.")),
     ValueExercise(
         "06.2", expected=_h200_tile, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_h200_tile_wrong, concepts=("tile-sizing",),
+        wrong_answers=_with_generated(_h200_tile_wrong, _h200_tile, _h200_tile_slips), concepts=("tile-sizing",),
         form="an integer: the tile side T, a multiple of 16 (exact)",
         hints=("Shared memory per block holds stages x bytes x (T x tile_k + tile_k x T).",
                "Read get_accelerator('H200').max_shared_mem_bytes_per_block; BF16 is 2 bytes.",
@@ -451,7 +489,9 @@ EXERCISES = [
                "maximum, scores in the hundreds overflow.")),
     ValueExercise(
         "06.5", expected=_softmax_saving, rel_tol=1e-9,
-        wrong_answers=_softmax_saving_wrong, concepts=("kernel-fusion",),
+        wrong_answers=_with_generated(_softmax_saving_wrong, _softmax_saving, lambda: _dtype_widths(
+            lambda b: _softmax_saving() / 2 * b, "06", _FUSION), rel_tol=1e-9),
+        concepts=("kernel-fusion",),
         form="a number: bytes of HBM traffic saved by fusing (exact; BF16 is 2 bytes)",
         hints=("Unfused, each kernel reads the tensors it needs from HBM and writes what it makes; fused, "
                "only S is read and O written.",

@@ -18,7 +18,7 @@ from course_lib.economics import (compute_optimal, cost_per_million_tokens_usd, 
                                   get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
                                   training_time_s, weight_bytes)
 from course_lib.exercises.decision import DecisionExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import _other_accelerators, _peak_precisions, shared, _with_generated
 from course_lib.hardware import get_accelerator
 
 __all__ = ["EXERCISES"]
@@ -143,6 +143,68 @@ def _usd_per_million_wrong() -> dict:
             BF16_NOT_FP8: cost_per_million_tokens_usd(
                 decode_step("Mistral 7B", "H200", 64, 3000, "bf16").tokens_per_s, price),
             HOURLY_PER_SECOND: right * 3600}
+
+
+#: The schemes of section 7, for the slips that pass one where the task names another.
+_SCHEMES = ("bf16", "fp8", "int8 weights", "int4 weights")
+
+
+def _scheme_slips(compute, used: str, listed=("bf16",)) -> dict:
+    """``compute(scheme)`` for every other scheme of section 7 where the task names ``used`` (but
+    those the exercise already lists with their own words)."""
+    out = {}
+    for scheme in _SCHEMES:
+        if scheme == used or scheme in listed:
+            continue
+        out[Misconception(
+            f"scheme-{scheme.replace(' ', '-')}-for-{used.replace(' ', '-')}",
+            f"precision={scheme!r} where the task stores {used!r}: each scheme reads a different number "
+            f"of bytes per weight and per cached value.", "07", _QUANTIZE,
+            f"Pass precision={used!r}, the scheme the task names.")] = compute(scheme)
+    return out
+
+
+CONTEXT_LEFT_AT_DEFAULT = Misconception(
+    "context-left-at-default", "decode_step (or crossover_batch) called without the task's context, so "
+    "it used its default of 1024 tokens: every sequence's KV cache depends on the context.", "07",
+    _DECODE, "Pass the context the task gives as context_tokens.")
+BATCH_LEFT_AT_DEFAULT = Misconception(
+    "batch-left-at-default", "decode_step called without the task's batch, so it used its default of "
+    "one sequence: the weights are read once per step for the whole batch.", "07", _DECODE,
+    "Pass the task's batch to decode_step.")
+
+
+def _usd_per_million_slips() -> dict:
+    """Another scheme, another chip, or decode_step's defaults left in place of the task's numbers."""
+    price = TASK_PRICE_USD_PER_DEVICE_HOUR
+
+    def usd(accelerator="H200", batch=64, context=3000, scheme="fp8"):
+        return cost_per_million_tokens_usd(decode_step("Mistral 7B", accelerator, batch, context, scheme).tokens_per_s,
+                                           price)
+    return {CONTEXT_LEFT_AT_DEFAULT: usd(context=1024), BATCH_LEFT_AT_DEFAULT: usd(batch=1),
+            **_scheme_slips(lambda scheme: usd(scheme=scheme), "fp8"),
+            **_other_accelerators(lambda name: usd(accelerator=name), "H200", "07", _COST)}
+
+
+def _first_batch_slips() -> dict:
+    """Another scheme, another chip, or crossover_batch's default context."""
+    def first(accelerator="B200", context=100, scheme="int8 weights"):
+        b_star = crossover_batch("Llama 3 8B", accelerator, context, scheme)
+        return math.ceil(b_star) if math.isfinite(b_star) else None    # never compute-bound: no answer
+    return {CONTEXT_LEFT_AT_DEFAULT: first(context=1024),
+            **_scheme_slips(lambda scheme: first(scheme=scheme), "int8 weights"),
+            **_other_accelerators(lambda name: first(accelerator=name), "B200", "07", _DECODE)}
+
+
+def _training_days_slips(model, tokens, accelerator, gpus) -> dict:
+    """Another chip's peak, or another precision's peak, for the learner's run."""
+    params = get_model(model).params
+
+    def days(peak):
+        return 6 * params * tokens / (0.35 * peak * gpus) / 86400
+    return {**_other_accelerators(lambda name: _training_days(model, tokens, name, gpus), accelerator, "07", _TRAINING),
+            **_peak_precisions(lambda p: days(get_accelerator(accelerator).peak(p)), "07", _TRAINING,
+                              precisions=("fp8", "fp32", "tf32"))}
 
 
 def _first_batch_wrong() -> dict:
@@ -521,21 +583,25 @@ EXERCISES = [
                "decode_step('Llama 3 70B', 'H200', 32, 2048, 'bf16', n_devices=4).bound")),
     ValueExercise(
         "07.2", expected=_training_days, rel_tol=1e-3,
-        wrong_answers=_training_days_wrong, variants=_TRAINING_VARIANTS, concepts=("training-compute",),
+        wrong_answers=_with_generated(_training_days_wrong, _training_days, _training_days_slips, rel_tol=1e-3),
+        variants=_TRAINING_VARIANTS, concepts=("training-compute",),
         form="a float: days (not seconds, not hours) to train {model} on {gpus} {accelerator} GPUs",
         hints=("t = 6 N D / (u * peak * G) gives seconds.",
                "N is get_model('{model}').params; the peak is the {accelerator}'s dense BF16 rate.",
                "Divide seconds by 86400 to get days.")),
     ValueExercise(
         "07.3", quantity=("unit", "time"), expected=_usd_per_million_mistral, rel_tol=1e-3,
-        wrong_answers=_usd_per_million_wrong, concepts=("serving-cost",),
+        wrong_answers=_with_generated(_usd_per_million_wrong, _usd_per_million_mistral, _usd_per_million_slips,
+                                     rel_tol=1e-3),
+        concepts=("serving-cost",),
         form="a float: US dollars per million generated tokens",
         hints=("First find tokens per second: batch / (time of one decode step).",
                "decode_step('Mistral 7B', 'H200', 64, 3000, 'fp8') has tokens_per_s.",
                "Dollars per million tokens = price per hour / 3600 / (tokens per second) * 1e6.")),
     ValueExercise(
         "07.4", expected=_first_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_first_batch_wrong, concepts=("decode-bound",),
+        wrong_answers=_with_generated(_first_batch_wrong, _first_compute_bound_batch, _first_batch_slips),
+        concepts=("decode-bound",),
         form="an integer: the smallest whole batch size that is compute-bound (exact; round the "
              "crossover up)",
         hints=("A step is compute-bound when its FLOP time reaches its memory time; both grow with the batch.",

@@ -13,7 +13,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.economics import decode_step
 from course_lib.exercises.decision import DecisionExercise, OptimumExercise
-from course_lib.exercises.misconceptions import shared
+from course_lib.exercises.misconceptions import _dtype_widths, _other_accelerators, shared, _with_generated
 from course_lib.sharing import mig_accelerator
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
 from course_lib.hardware import get_accelerator
@@ -105,6 +105,23 @@ TEXTBOOK_ROUNDED = Misconception(
 def _h200_all_reduce_ms() -> float:
     """Ring all-reduce of 13 B bf16 gradients over 8 H200s on NVLink, alpha-beta, in ms."""
     return collective_time_s("all_reduce", 2 * 13e9, 8, get_link("H200", "nvlink")) * 1e3
+
+
+RING_N_NOT_N_MINUS_ONE = Misconception(
+    "ring-steps-n-not-n-minus-1", "n steps (and a fraction 2 n / n = 2) where a ring of n ranks takes "
+    "n - 1 steps in each half: a rank never sends its own chunk to itself.", "08", _COLLECTIVES,
+    "Count the ring's steps for n = 2 by hand, then for n = 8.")
+
+def _all_reduce_slips() -> dict:
+    """Another chip's link, another element width, or n ring steps where there are n - 1."""
+    link = get_link("H200", "nvlink")
+    nbytes, n = 2 * 13e9, 8
+
+    def ms(links=link, grad_bytes=nbytes):
+        return collective_time_s("all_reduce", grad_bytes, n, links) * 1e3
+    return {RING_N_NOT_N_MINUS_ONE: (2 * n * link.latency_s + 2 * nbytes / link.bandwidth_bytes_per_s) * 1e3,
+            **_dtype_widths(lambda b: ms(grad_bytes=13e9 * b), "08", _COLLECTIVES),
+            **_other_accelerators(lambda name: ms(get_link(name, "nvlink")), "H200", "08", _LINKS)}
 
 
 def _all_reduce_wrong() -> dict:
@@ -378,6 +395,12 @@ BUBBLE_IGNORED = Misconception(
     "Section 3's bubble: a balanced pipeline's step is m + p - 1 slots of one stage's forward and "
     "backward, not m.")
 
+OVERHEAD_ONCE_PER_SLOT = Misconception(
+    "pipeline-overhead-once-per-slot", "The overhead counted once for a forward and its backward: each "
+    "of the two pays it, so one slot of the pipe pays it twice.", "08", _SPLIT,
+    "Add the overhead to the forward's time and again to the backward's.")
+
+
 def _stages_wrong() -> dict:
     slots = lambda p, o: PIPE_MICRO * (PIPE_FORWARD_MS + PIPE_BACKWARD_MS + 2 * o * p) / p    # noqa: E731
     wrong = {OVERHEAD_IGNORED: _fewest(lambda p: _pipeline_step_ms(p, 0.0)),
@@ -397,7 +420,8 @@ EXERCISES = [
                "The link's ridge is efficiency x peak / bandwidth, with the network's 50 GB/s per direction.")),
     ValueExercise(
         "08.2", quantity=("time", "data"), expected=_h200_all_reduce_ms, rel_tol=1e-3,
-        wrong_answers=_all_reduce_wrong, concepts=("collectives",),
+        wrong_answers=_with_generated(_all_reduce_wrong, _h200_all_reduce_ms, _all_reduce_slips, rel_tol=1e-3),
+        concepts=("collectives",),
         form="a float: milliseconds",
         hints=("A ring all-reduce takes 2(n-1) alpha + 2(n-1)/n * S / beta.",
                "S is the gradient size in bytes (2 per bf16 value); get_link('H200', 'nvlink') gives "
@@ -443,7 +467,9 @@ EXERCISES = [
                "seemed to fit.")),
     OptimumExercise(
         "08.7", expected=_fewest_stages, feasible=lambda p: _pipeline_feasible(p), goal="smallest",
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_stages_wrong,
+        rel_tol=0.0, abs_tol=0.0,
+        wrong_answers=_with_generated(_stages_wrong, _fewest_stages, lambda: {
+            OVERHEAD_ONCE_PER_SLOT: _fewest(lambda p: _pipeline_step_ms(p, PIPE_OVERHEAD_MS / 2))}),
         concepts=("comm-vs-compute", "training-memory"),
         form="an integer: the fewest pipeline stages p (p divides the 48 layers) for which a 1F1B "
              "step of 20 micro-batches takes at most 2 s",
