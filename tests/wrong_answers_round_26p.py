@@ -5,7 +5,7 @@ it was run: an estimate of how often the feedback names a mistake it was not tun
 Each entry is (exercise id, the mistake, a function computing the learner's wrong value, the
 learner id or None). A learner id picks a per-learner variant, so a mistake such as "copied the
 course's default numbers instead of my own" can be tried. Not a test module;
-tests/test_checks_round_26c.py runs it.
+tests/test_checks_round_26p.py runs it.
 """
 import math
 
