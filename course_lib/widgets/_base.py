@@ -13,6 +13,7 @@ and, for pages without a kernel (the course website), its initial figure and a o
 from __future__ import annotations
 
 import base64
+import collections
 import math
 import time
 from typing import Callable
@@ -31,6 +32,12 @@ _DPI = 80
 _PIXEL_RATIO = 2
 #: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
 _PNG_COMPRESS_LEVEL = 1
+
+#: The last updates of every explorer in this process, oldest first: one dict each, with the wall
+#: clock (``time.time()``, seconds) when the change arrived and when the update had sent its image,
+#: the seconds spent computing, drawing and encoding, and the PNG's bytes. Bounded; read by
+#: tools/bench_browser.py to split a browser's key-press-to-picture time.
+UPDATE_LOG: collections.deque = collections.deque(maxlen=512)
 
 
 def _png(rgba) -> bytes:
@@ -216,7 +223,7 @@ def _draw_accepts_ax(draw: Callable) -> bool:
         return False
 
 
-def render_png(draw: Callable, result, figure=None):
+def render_png(draw: Callable, result, figure=None, timings: dict | None = None):
     """``draw(result)``'s Figure as PNG bytes drawn at ``_PIXEL_RATIO`` x; returns the bytes, the
     size in CSS pixels and the figure.
 
@@ -225,11 +232,13 @@ def render_png(draw: Callable, result, figure=None):
     building a new figure. A fixed layout and no ``bbox_inches="tight"`` (which draws the figure
     twice); the figure is drawn once on the explorer canvas and its pixels encoded at zlib level 1.
     The figure is never left in pyplot's list (an inline backend would show it again).
+    ``timings``, when given, receives the seconds spent drawing (``draw_s``) and encoding (``encode_s``).
     """
     import matplotlib
     import matplotlib.pyplot as plt
     import numpy as np
 
+    start = time.perf_counter()
     dpi = _DPI * _PIXEL_RATIO
     # A fixed title height spares matplotlib measuring every tick label to place titles.
     with matplotlib.rc_context({"figure.dpi": dpi, "axes.titley": 1.0}):
@@ -248,8 +257,11 @@ def render_png(draw: Callable, result, figure=None):
         _readable_log_axes(fig)
         canvas = fig.canvas
         canvas.draw()
+        drawn = time.perf_counter()
         png = _png(np.asarray(canvas.buffer_rgba()))
         w, h = canvas.get_width_height(physical=True)
+    if timings is not None:
+        timings["draw_s"], timings["encode_s"] = drawn - start, time.perf_counter() - drawn
     return png, (round(w / _PIXEL_RATIO), round(h / _PIXEL_RATIO)), fig
 
 
@@ -321,23 +333,30 @@ class FigureExplorer:
 
     def update(self) -> None:
         """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG."""
+        arrived = time.time()
         start, start_cpu = time.perf_counter(), time.process_time()
         try:
             result = self.compute(**self.values())
         except (ValueError, TypeError) as exc:
             self.text.value = f"<span style='color:#b00'>{exc}</span>"
             return
+        computed = time.perf_counter()
         self.result = result
+        record = {"explorer": self._title, "t_arrived": arrived, "compute_s": computed - start}
         try:
-            self.image.value, (width_px, height_px), figure = render_png(self.draw, result, self._figure)
+            png, (width_px, height_px), figure = render_png(self.draw, result, self._figure, record)
         except Exception:
             self._figure = None             # half drawn: the next update starts a new figure
             raise
+        encoded = time.perf_counter()
+        self.image.value = png
         self._figure = figure if self._reuse_figure else None
         self.image.width, self.image.height = str(width_px), str(height_px)
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
         self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
+        record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded, t_sent=time.time())
+        UPDATE_LOG.append(record)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         """One output: the live widget, and for renderers without a kernel its figure and a note.
