@@ -11,8 +11,9 @@ Where the time goes, per press (medians; kernel and browser share this machine's
   key->send    keydown to the comm message leaving on the kernel's websocket (the widget's JS)
   send->kernel that message to the explorer's update starting in the kernel (server, ZMQ, kernel)
   compute, draw, encode   FigureExplorer's own timings (course_lib.widgets._base.UPDATE_LOG)
-  kernel send  setting the image and text traits (serialising the messages)
-  ->frame      the update done to the last websocket frame of the update arriving in the page
+  kernel send  setting the image, size and text traits (serialising and sending the messages)
+  ->frame      the image message sent by the kernel to the last websocket frame before the new
+               ``src`` arriving in the page (the server's relay)
   frame->src   that frame to the image's new ``src`` (the widget manager and the image view)
   decode       ``src`` set to ``img.decode()`` resolved
 and the bytes and websocket frames the page received per press.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -38,6 +40,9 @@ sys.path.insert(0, str(REPO / "e2e"))
 
 OUT = REPO / "build" / "bench_browser.json"
 KEY_TIMEOUT_MS = 20_000
+#: Seconds between key presses: three presses a second, under FigureExplorer's 0.6 s rest before
+#: it draws a frame again at full sharpness.
+GAP_S = 0.3
 
 # Before any page script: every websocket frame in or out, with its time, size and message type
 # (the v1 kernel protocol: offsets, then channel, header, parent header, metadata, content).
@@ -167,8 +172,39 @@ def _press_times(page, explorer, handle, readout, presses: int) -> list[dict]:
         out.append(record)
         if record["status"] != "ok":
             break
-        time.sleep(0.3)         # the kernel idle again, as between a person's key presses
+        time.sleep(GAP_S)       # the kernel idle again, as between a person's key presses
     return out
+
+
+def _drag(page, slider, readout, name_of: dict, steps: int = 20, step_s: float = 0.05) -> dict:
+    """Drag the last handle of ``slider`` a quarter of its track in ``steps`` mouse moves, then rest;
+    what was sent and drawn (``name_of`` gives the control name of the slider's readout)."""
+    handle = slider.locator(".noUi-handle").last
+    track = slider.locator(".noUi-target").first.bounding_box()
+    hb = handle.bounding_box()
+    x0, y = hb["x"] + hb["width"] / 2, hb["y"] + hb["height"] / 2
+    x1 = x0 + track["width"] / 4 if x0 < track["x"] + track["width"] / 2 else x0 - track["width"] / 4
+    start = page.evaluate("() => window.__wsLog.length")
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    for i in range(1, steps + 1):
+        page.mouse.move(x0 + (x1 - x0) * i / steps, y)
+        time.sleep(step_s)
+    page.mouse.up()
+    time.sleep(1.0 + 0.6 + 1.5)     # the last frame, then the sharper one after the hand rests
+    frames = page.evaluate(f"() => window.__wsLog.slice({start})")
+    sent = sum(1 for f in frames if f[0] == "out" and f[3].startswith("shell/comm_msg:update:"))
+    return {"moves": steps, "drag_s": steps * step_s, "values_sent": sent,
+            "readout": readout.text_content().strip() if readout.count() else None}
+
+
+def _same_value(readout: str | None, drawn: str | None) -> bool | None:
+    if readout is None or drawn is None:
+        return None
+    try:
+        return math.isclose(float(readout), float(drawn), rel_tol=1e-3, abs_tol=1e-9)
+    except ValueError:
+        return readout.strip("'\" ") == drawn.strip("'\" ")
 
 
 def _split(record: dict, updates: list[dict]) -> dict:
@@ -187,6 +223,7 @@ def _split(record: dict, updates: list[dict]) -> dict:
         row["key_to_send_ms"] = ws_out[0][1] - t_key
     if ws_in:
         row["frame_to_src_ms"] = record["t_src"] - ws_in[-1][1]
+    updates = [u for u in updates if not u.get("sharpen")]
     answered = [u for u in updates if key_epoch - 0.01 <= u["t_arrived"] <= key_epoch + row["total_ms"] / 1000]
     if answered:
         u = answered[0]
@@ -197,7 +234,7 @@ def _split(record: dict, updates: list[dict]) -> dict:
             row[f"{name}_ms"] = u[f"{name}_s"] * 1000
         row["png_bytes"] = u["png_bytes"]
         if ws_in:
-            row["kernel_to_frame_ms"] = ws_in[-1][1] - ((u["t_sent"] * 1000) - origin)
+            row["kernel_to_frame_ms"] = ws_in[-1][1] - ((u["t_image_sent"] * 1000) - origin)
     return row
 
 
@@ -215,7 +252,7 @@ def summarise(rows: list[dict]) -> dict:
     return summary
 
 
-def bench_lesson(browser, lab, lesson: Path, presses: int) -> list[dict]:
+def bench_lesson(browser, lab, lesson: Path, presses: int, drag: bool = True) -> list[dict]:
     import test_lab as T
 
     context = browser.new_context(viewport={"width": 1400, "height": 950}, device_scale_factor=1)
@@ -251,7 +288,17 @@ def bench_lesson(browser, lab, lesson: Path, presses: int) -> list[dict]:
             handle = slider.locator(".noUi-handle").last
             readout = slider.locator(".widget-readout")
             records = _press_times(page, explorer, handle, readout, presses)
+            time.sleep(0.3)
             updates = kernel_log(lab, f"{lesson.parent.name}/{lesson.name}")
+            if drag:
+                drag_info = _drag(page, slider, readout, {})
+                drawn = kernel_log(lab, f"{lesson.parent.name}/{lesson.name}")
+                live = [u for u in drawn if not u.get("sharpen") and u["explorer"] == entry["explorer"]]
+                last = list(live[-1]["values"].values()) if live else []
+                drag_info.update(frames_drawn=len(live), sharpened=sum(bool(u.get("sharpen")) for u in drawn),
+                                 last_drawn=last,
+                                 latest_wins=any(_same_value(drag_info["readout"], v) for v in last))
+                entry["drag"] = drag_info
             failed = [r["status"] for r in records if r["status"] != "ok"]
             if failed or not records:
                 entry["failed"] = failed[0] if failed else "the slider did not move"
@@ -283,6 +330,15 @@ def print_table(results: list[dict], load: str) -> None:
             continue
         cells = "".join(f"{r[k]:9.0f}" if k in r else f"{'-':>9s}" for _, k in cols)
         print(f"{name:44s}{cells}{r.get('bytes_in', 0) / 1024:8.0f}{r.get('frames_in', 0):7.0f}")
+    drags = [r for r in results if "drag" in r]
+    if drags:
+        print(f"\ndrag of the same slider ({drags[0]['drag']['moves']} mouse moves in "
+              f"{drags[0]['drag']['drag_s']:.1f} s, then rest): values the page sent, frames the kernel drew, "
+              f"whether the last frame drawn shows the slider's final value")
+        for r in drags:
+            d = r["drag"]
+            print(f"{r['lesson'][:2]} {r['explorer'][:40]:41s} sent {d['values_sent']:3d}  drawn {d['frames_drawn']:3d}  "
+                  f"sharpened {d['sharpened']}  final {d['readout']!s:>8s}  latest drawn: {d['latest_wins']}")
 
 
 def main(argv=None) -> int:
@@ -290,6 +346,7 @@ def main(argv=None) -> int:
     parser.add_argument("--lessons", help="comma-separated lesson numbers or names (default: all)")
     parser.add_argument("--presses", type=int, default=8)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--no-drag", action="store_true", help="only the key presses")
     args = parser.parse_args(argv)
     from _course import lesson_paths
     from conftest import _missing_tools, chromium, lab_server
@@ -309,7 +366,7 @@ def main(argv=None) -> int:
         for lesson in lessons:
             started = time.perf_counter()
             try:
-                got = bench_lesson(browser, lab, lesson, args.presses)
+                got = bench_lesson(browser, lab, lesson, args.presses, drag=not args.no_drag)
             except BaseException as exc:         # pytest.fail from a helper is a BaseException
                 if isinstance(exc, KeyboardInterrupt):
                     raise
