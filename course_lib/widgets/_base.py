@@ -330,7 +330,10 @@ class FigureExplorer:
         # pixels), sharp on 2x screens; the box around it keeps ``height_px`` so the page does not
         # jump while a new figure renders.
         self.image = widgets.Image(format="png")
-        self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px"))
+        # ``align_items``: the box is a flex row and ipywidgets styles an image ``height: auto``, so
+        # by default a figure shorter than the box was stretched to its height, text and all.
+        self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px",
+                                                                          align_items="flex-start"))
         self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
         box_items = list(self.controls.values())
         rows = [widgets.HBox(box_items[i:i + 3]) for i in range(0, len(box_items), 3)]
