@@ -21,7 +21,7 @@ LATEST_VENV ?= .venv-latest
 REPO   ?= OWNER/REPO
 BRANCH ?= main
 
-.PHONY: help install lab test lint unit notebooks bench leaderboard exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
+.PHONY: help install lab test lint unit notebooks bench bench-browser leaderboard exercises check-exercises e2e workspace progress classroom release collect autograde feedback grades clean \
         lock test-latest lint-ci notebooks-ipynb site test-ipynb \
         hub hub-stop hub-clean hub-test hub-load hub-sizing image-test
 
@@ -37,6 +37,7 @@ help:
 	@echo "make leaderboard  rank the kernels in SUBMITTED=$(CLASSROOM)/submitted by predicted time"
 	@echo "make release    LESSON=04_roofline: generate and release it (then collect, autograde, feedback, grades)"
 	@echo "make e2e        drive a real JupyterLab in headless Chromium"
+	@echo "make bench-browser  key press to new picture of every explorer, timed in Chromium (BENCH_BROWSER_ARGS=--lessons 04)"
 	@echo "make lock       write $(LOCK) from the packages in $(VENV)"
 	@echo "make test-latest  the same tests in $(LATEST_VENV) with the newest releases"
 	@echo "make lint-ci    check .github/workflows with actionlint"
@@ -151,6 +152,11 @@ $(E2E_STAMP): $(STAMP)
 
 e2e: $(E2E_STAMP)
 	$(BIN)/python -m pytest -q -p no:xdist e2e
+
+# Each explorer's key press to decoded picture, timed inside the page, with where the time goes;
+# writes build/bench_browser.json. A measurement, never a test: read it on a quiet machine.
+bench-browser: $(E2E_STAMP)
+	$(BIN)/python tools/bench_browser.py $(BENCH_BROWSER_ARGS)
 
 # .ipynb for Colab and downloads (never committed): each opens with a setup cell that installs the
 # course at this version outside the repository. COURSE_SPEC=... overrides what that cell installs.

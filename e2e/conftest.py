@@ -21,6 +21,7 @@ collected per lesson, printed as a table at the end and written to ``build/e2e/t
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -208,6 +209,14 @@ def _stop(process: subprocess.Popen, server: LabServer | None) -> None:
 @pytest.fixture(scope="session")
 def lab(e2e_tools, tmp_path_factory, git_baseline):
     """Start JupyterLab as ``make lab`` does; stop it (and its kernels) at the end, always."""
+    with lab_server(tmp_path_factory.mktemp("jupyterlab")) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def lab_server(tmp: Path):
+    """The lab fixture's server as a context manager (tools/bench_browser.py starts it too);
+    ``tmp`` holds its settings, runtime files and log."""
     bin_dir = Path(sys.executable).parent
     jupyter = bin_dir / "jupyter"
     if not jupyter.exists():
@@ -216,7 +225,6 @@ def lab(e2e_tools, tmp_path_factory, git_baseline):
     subprocess.run([sys.executable, "-m", "course_lib.setup_lab"], check=True, cwd=ROOT,
                    stdout=subprocess.DEVNULL)
 
-    tmp = tmp_path_factory.mktemp("jupyterlab")
     _write_user_settings(tmp / "user-settings")
     _write_server_config(tmp / "config", tmp / "checkpoints")
     env = dict(os.environ,
@@ -278,6 +286,13 @@ def lab(e2e_tools, tmp_path_factory, git_baseline):
 @pytest.fixture(scope="session")
 def browser(e2e_tools):
     """Debian's Chromium, headless, through Playwright; closed at the end, always."""
+    with chromium() as browser:
+        yield browser
+
+
+@contextlib.contextmanager
+def chromium():
+    """The browser fixture's Chromium as a context manager (tools/bench_browser.py uses it too)."""
     from playwright.sync_api import sync_playwright
 
     os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")

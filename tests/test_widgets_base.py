@@ -36,3 +36,46 @@ def test_ipython_formatter_publishes_the_bundle():
     ex = roofline_explorer("H100 SXM", "bf16")
     data, _ = DisplayFormatter().format(ex)
     assert set(data) == {WIDGET_MIME, "image/png", "text/plain"}
+
+
+def _png_width(png: bytes) -> int:
+    import struct
+    return struct.unpack(">I", bytes(png)[16:20])[0]        # IHDR's width
+
+
+def test_a_change_from_the_browser_is_drawn_live_then_sharp(monkeypatch):
+    """A value the browser sends (ipywidgets' set_state) is drawn at the live pixel ratio at once,
+    then, once the controls rest, at full sharpness: the same pixels as a fresh 2x figure. A change
+    made in Python is drawn sharp at once; a second change before the rest cancels the first redraw."""
+    import asyncio
+
+    from course_lib.widgets import _base
+
+    monkeypatch.setattr(_base, "_SHARPEN_AFTER_S", 0.05)
+    ex = roofline_explorer("H100 SXM", "bf16")
+    css_width = int(ex.image.width)
+    assert _png_width(ex.image.value) == css_width * _base._PIXEL_RATIO
+
+    async def browse():
+        _base.UPDATE_LOG.clear()
+        ex.controls["batch"].set_state({"index": 1})          # what the slider's keyboard sends
+        ex.controls["batch"].set_state({"index": 2})
+        assert _png_width(ex.image.value) == css_width * _base._LIVE_PIXEL_RATIO
+        assert int(ex.image.width) == css_width and ex.result[0].kernel.name.startswith("your matmul (4x")
+        await asyncio.sleep(0.5)
+        return list(_base.UPDATE_LOG)
+
+    log = asyncio.run(browse())
+    assert [bool(r.get("sharpen")) for r in log] == [False, False, True]     # one sharp redraw
+    assert _png_width(ex.image.value) == css_width * _base._PIXEL_RATIO
+    fresh, _, _ = _base.render_png(ex.draw, ex.result)
+    from PIL import Image
+    import io
+    import numpy as np
+    pixels = [np.asarray(Image.open(io.BytesIO(bytes(p)))) for p in (ex.image.value, fresh)]
+    assert np.array_equal(*pixels)
+
+    async def from_python():
+        ex.controls["batch"].value = 16                     # a cell, not the browser: sharp at once
+        return _png_width(ex.image.value), ex._sharpen
+    assert asyncio.run(from_python()) == (css_width * _base._PIXEL_RATIO, None)

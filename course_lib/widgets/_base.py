@@ -5,7 +5,12 @@ calls ``compute(**values)`` (a pure function), then ``draw(result)`` (a plot_* f
 returns a Figure), and shows the figure as one PNG image; the last result stays on
 ``explorer.result`` for the next cell. A draw step that takes ``ax`` draws every update after the
 first on the same figure (``render_png``): an update costs the drawing, not building axes and
-ticks again. Images are drawn at twice the size they are shown, sharp on high-density screens. Errors from bad control combinations are shown as one
+ticks again. Images are drawn at twice the size they are shown, sharp on high-density screens;
+while a hand moves a control in the browser, each frame is drawn at the size it is shown (a quarter
+of the pixels to encode, send and decode) and drawn sharp again once the controls rest. Sliders
+update while dragged: ipywidgets' frontend sends a widget's next value only when the kernel is
+idle again, keeping just the latest, so a busy kernel never draws a queue of stale frames (the
+drag in tools/bench_browser.py shows it). Errors from bad control combinations are shown as one
 line in the output, never as a traceback. Displayed, an explorer is one output holding the widget
 and, for pages without a kernel (the course website), its initial figure and a one-line note.
 """
@@ -13,6 +18,7 @@ and, for pages without a kernel (the course website), its initial figure and a o
 from __future__ import annotations
 
 import base64
+import collections
 import math
 import time
 from typing import Callable
@@ -29,8 +35,21 @@ _DPI = 80
 #: high-density (2x) screen. Four times the pixels cost an update about 10 ms more than 1x, most
 #: of it the PNG (tools/bench.py --only widgets measures the update).
 _PIXEL_RATIO = 2
+#: Image pixels per CSS pixel of the frames drawn while a hand moves a control in the browser: a
+#: quarter of the pixels to encode, send and decode. When the controls have rested for
+#: ``_SHARPEN_AFTER_S`` the same result is drawn again at ``_PIXEL_RATIO`` (tools/bench_browser.py
+#: measures both).
+_LIVE_PIXEL_RATIO = 1
+_SHARPEN_AFTER_S = 0.6
 #: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
 _PNG_COMPRESS_LEVEL = 1
+
+#: The last updates of every explorer in this process, oldest first: one dict each, with the wall
+#: clock (``time.time()``, seconds) when the change arrived, when the image was sent and when the
+#: update was done, the seconds spent computing, drawing and encoding, the PNG's bytes, its pixel
+#: ratio and the controls' values. Bounded; read by
+#: tools/bench_browser.py to split a browser's key-press-to-picture time.
+UPDATE_LOG: collections.deque = collections.deque(maxlen=512)
 
 
 def _png(rgba) -> bytes:
@@ -216,21 +235,24 @@ def _draw_accepts_ax(draw: Callable) -> bool:
         return False
 
 
-def render_png(draw: Callable, result, figure=None):
-    """``draw(result)``'s Figure as PNG bytes drawn at ``_PIXEL_RATIO`` x; returns the bytes, the
-    size in CSS pixels and the figure.
+def render_png(draw: Callable, result, figure=None, timings: dict | None = None,
+               pixel_ratio: float = _PIXEL_RATIO):
+    """``draw(result)``'s Figure as PNG bytes drawn at ``pixel_ratio`` x (``_PIXEL_RATIO``, 2, unless
+    told); returns the bytes, the size in CSS pixels and the figure.
 
     With ``figure`` (one this function returned before, for the same ``draw``), its axes are
     cleared and drawn again with ``draw(result, ax=...)`` (one axes, or a tuple of them) instead of
     building a new figure. A fixed layout and no ``bbox_inches="tight"`` (which draws the figure
     twice); the figure is drawn once on the explorer canvas and its pixels encoded at zlib level 1.
     The figure is never left in pyplot's list (an inline backend would show it again).
+    ``timings``, when given, receives the seconds spent drawing (``draw_s``) and encoding (``encode_s``).
     """
     import matplotlib
     import matplotlib.pyplot as plt
     import numpy as np
 
-    dpi = _DPI * _PIXEL_RATIO
+    start = time.perf_counter()
+    dpi = _DPI * pixel_ratio
     # A fixed title height spares matplotlib measuring every tick label to place titles.
     with matplotlib.rc_context({"figure.dpi": dpi, "axes.titley": 1.0}):
         if figure is not None:
@@ -240,6 +262,8 @@ def render_png(draw: Callable, result, figure=None):
             fig = draw(result, ax=axes[0] if len(axes) == 1 else tuple(axes))
             if fig is not figure:
                 raise RuntimeError("draw(result, ax=...) must draw on the axes it is given")
+            if fig.dpi != dpi:
+                fig.set_dpi(dpi)
         else:
             fig = draw(result)
             plt.close(fig)
@@ -248,9 +272,12 @@ def render_png(draw: Callable, result, figure=None):
         _readable_log_axes(fig)
         canvas = fig.canvas
         canvas.draw()
+        drawn = time.perf_counter()
         png = _png(np.asarray(canvas.buffer_rgba()))
         w, h = canvas.get_width_height(physical=True)
-    return png, (round(w / _PIXEL_RATIO), round(h / _PIXEL_RATIO)), fig
+    if timings is not None:
+        timings["draw_s"], timings["encode_s"] = drawn - start, time.perf_counter() - drawn
+    return png, (round(w / pixel_ratio), round(h / pixel_ratio)), fig
 
 
 def powers_of_two(lo: int, hi: int, also=()) -> list[int]:
@@ -297,11 +324,16 @@ class FigureExplorer:
         # A draw step that takes ``ax`` redraws on the same figure at each update (see render_png).
         self._reuse_figure = _draw_accepts_ax(draw)
         self._figure = None
+        self._pixel_ratio = _PIXEL_RATIO
+        self._sharpen = None        # the pending full-sharpness redraw (an asyncio TimerHandle)
         # The image is drawn at twice the size it is shown (its width and height are set in CSS
         # pixels), sharp on 2x screens; the box around it keeps ``height_px`` so the page does not
         # jump while a new figure renders.
         self.image = widgets.Image(format="png")
-        self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px"))
+        # ``align_items``: the box is a flex row and ipywidgets styles an image ``height: auto``, so
+        # by default a figure shorter than the box was stretched to its height, text and all.
+        self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px",
+                                                                          align_items="flex-start"))
         self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
         box_items = list(self.controls.values())
         rows = [widgets.HBox(box_items[i:i + 3]) for i in range(0, len(box_items), 3)]
@@ -316,28 +348,74 @@ class FigureExplorer:
     def values(self) -> dict:
         return {name: control.value for name, control in self.controls.items()}
 
-    def _on_change(self, _change) -> None:
-        self.update()
+    def _on_change(self, change) -> None:
+        """A change typed in Python redraws at full sharpness. One from the browser (ipywidgets'
+        ``set_state`` holds the properties the browser sent locked while it notifies: ``value``,
+        or ``index`` for a selection) is drawn at ``_LIVE_PIXEL_RATIO`` at once, and at full
+        sharpness once the controls have rested ``_SHARPEN_AFTER_S``: the picture follows the hand."""
+        loop = None
+        if getattr(change["owner"], "_property_lock", None):
+            import asyncio
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:        # no event loop (a plain script): nothing can run later
+                loop = None
+        if self._sharpen is not None:
+            self._sharpen.cancel()
+            self._sharpen = None
+        if loop is None:
+            self.update()
+            return
+        self.update(pixel_ratio=_LIVE_PIXEL_RATIO)
+        if self._pixel_ratio != _PIXEL_RATIO:
+            self._sharpen = loop.call_later(_SHARPEN_AFTER_S, self._sharpen_now)
 
-    def update(self) -> None:
-        """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG."""
+    def _sharpen_now(self) -> None:
+        """The shown result drawn again at ``_PIXEL_RATIO`` (the controls have rested)."""
+        self._sharpen = None
+        if self.result is None or self._pixel_ratio == _PIXEL_RATIO:
+            return
+        record = {"explorer": self._title, "t_arrived": time.time(), "compute_s": 0.0, "sharpen": True}
+        png, _, figure = render_png(self.draw, self.result, self._figure, record)
+        self._figure = figure if self._reuse_figure else None
+        self._pixel_ratio = _PIXEL_RATIO
+        encoded = time.perf_counter()
+        self.image.value = png
+        record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded, t_sent=time.time())
+        record["t_image_sent"] = record["t_sent"]
+        UPDATE_LOG.append(record)
+
+    def update(self, pixel_ratio: float = _PIXEL_RATIO) -> None:
+        """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG
+        drawn at ``pixel_ratio`` image pixels per CSS pixel."""
+        arrived = time.time()
         start, start_cpu = time.perf_counter(), time.process_time()
         try:
             result = self.compute(**self.values())
         except (ValueError, TypeError) as exc:
             self.text.value = f"<span style='color:#b00'>{exc}</span>"
             return
+        computed = time.perf_counter()
         self.result = result
+        record = {"explorer": self._title, "t_arrived": arrived, "compute_s": computed - start,
+                  "pixel_ratio": pixel_ratio, "values": {k: repr(v) for k, v in self.values().items()}}
         try:
-            self.image.value, (width_px, height_px), figure = render_png(self.draw, result, self._figure)
+            png, (width_px, height_px), figure = render_png(self.draw, result, self._figure, record,
+                                                            pixel_ratio)
         except Exception:
             self._figure = None             # half drawn: the next update starts a new figure
             raise
+        encoded = time.perf_counter()
+        self.image.value = png
+        record["t_image_sent"] = time.time()
+        self._pixel_ratio = pixel_ratio
         self._figure = figure if self._reuse_figure else None
         self.image.width, self.image.height = str(width_px), str(height_px)
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
         self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
+        record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded, t_sent=time.time())
+        UPDATE_LOG.append(record)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         """One output: the live widget, and for renderers without a kernel its figure and a note.

@@ -76,12 +76,12 @@ def serving_explorer(model: str = "Llama 3 8B", accelerator: str = "H100 SXM", p
         "precision": widgets.Dropdown(options=list(PRECISION_SCHEMES), value=precision,
                                       description="precision"),
         "batch": widgets.SelectionSlider(options=powers_of_two(1, 1024, [batch]), value=batch,
-                                         description="batch", continuous_update=False),
+                                         description="batch", continuous_update=True),
         "context_tokens": widgets.SelectionSlider(options=sorted(set(CONTEXTS) | {context_tokens}),
                                                   value=context_tokens, description="context",
-                                                  continuous_update=False),
+                                                  continuous_update=True),
         "n_devices": widgets.SelectionSlider(options=[1, 2, 4, 8], value=1, description="devices",
-                                             continuous_update=False),
+                                             continuous_update=True),
     }
 
     def draw(result, ax=None):

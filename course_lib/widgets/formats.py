@@ -64,7 +64,7 @@ def number_explorer(value: str = "0.1") -> FigureExplorer:
 
     explore_number(value)            # a bad starting value fails here, with the argument named
     controls = {
-        "value": widgets.Text(value=str(value), description="number", continuous_update=False,
+        "value": widgets.Text(value=str(value), description="number", continuous_update=True,
                               placeholder="e.g. 0.1, 65519, 1e-8, inf"),
         "saturate": widgets.Checkbox(value=False, description="saturate on overflow"),
     }

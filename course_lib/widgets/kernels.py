@@ -46,7 +46,7 @@ def kernel_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
         "tile": widgets.Dropdown(options=list(TILES), value=16, description="tile (threads per side)"),
         "accelerator": widgets.Dropdown(options=nvidia, value=acc, description="accelerator"),
         "size": widgets.SelectionSlider(options=[2 ** k for k in range(8, 15)], value=4096,
-                                        description="N (matrix side)", continuous_update=False),
+                                        description="N (matrix side)", continuous_update=True),
     }
     return FigureExplorer(controls, explore_kernel, _draw, describe=_describe, height_px=330,
                           title="A kernel's design against occupancy, traffic and time")

@@ -38,15 +38,15 @@ def latency_hiding_explorer() -> FigureExplorer:
     from ..plots.latency import plot_latency_hiding
     controls = {
         "compute_cycles": widgets.IntSlider(value=40, min=4, max=400, step=4, description="C (cycles)",
-                                            continuous_update=False),
+                                            continuous_update=True),
         "latency_cycles": widgets.IntSlider(value=560, min=0, max=2000, step=20, description="L (cycles)",
-                                            continuous_update=False),
+                                            continuous_update=True),
         "schedulers": widgets.IntSlider(value=1, min=1, max=4, description="schedulers",
-                                        continuous_update=False),
+                                        continuous_update=True),
         "jitter": widgets.FloatSlider(value=0.0, min=0.0, max=0.9, step=0.05, description="jitter",
-                                      continuous_update=False),
+                                      continuous_update=True),
         "max_warps": widgets.IntSlider(value=32, min=2, max=64, description="max warps",
-                                       continuous_update=False),
+                                       continuous_update=True),
     }
     return FigureExplorer(controls, explore_latency_hiding, plot_latency_hiding,
                           describe=_describe_hiding, title="Latency hiding on one SM")
@@ -84,12 +84,12 @@ def occupancy_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
         "accelerator": widgets.Dropdown(options=nvidia, value=pick("accelerator", acc.name, nvidia),
                                         description="accelerator"),
         "threads_per_block": widgets.IntSlider(value=256, min=32, max=1024, step=32,
-                                               description="threads/block", continuous_update=False),
+                                               description="threads/block", continuous_update=True),
         "registers_per_thread": widgets.IntSlider(value=128, min=8, max=255, description="regs/thread",
-                                                  continuous_update=False),
+                                                  continuous_update=True),
         "shared_mem_kib": widgets.FloatSlider(value=0.0, min=0.0, step=1.0,
                                               max=acc.max_shared_mem_bytes_per_block / 1024,
-                                              description="shared KiB", continuous_update=False),
+                                              description="shared KiB", continuous_update=True),
     }
 
     def on_accelerator(change):

@@ -38,7 +38,7 @@ def cache_explorer() -> FigureExplorer:
         "line_bytes": widgets.Dropdown(options=[32, 64, 128], value=128, description="line B"),
         "ways": widgets.Dropdown(options=[1, 2, 4, 8, 16], value=4, description="ways"),
         "stride_elements": widgets.IntSlider(value=33, min=1, max=128, description="stride",
-                                             continuous_update=False),
+                                             continuous_update=True),
         "tile_kib": widgets.Dropdown(options=[4, 8, 16, 32, 64], value=8, description="tile KiB"),
     }
     return FigureExplorer(controls, explore_cache, plot_hit_rates, describe=_describe_cache,
@@ -65,12 +65,12 @@ def pipeline_explorer() -> FigureExplorer:
     """A widget: number of tiles, copy and compute time per tile, and buffers (1 = no overlap)."""
     import ipywidgets as widgets
     controls = {
-        "n_tiles": widgets.IntSlider(value=8, min=1, max=24, description="tiles", continuous_update=False),
+        "n_tiles": widgets.IntSlider(value=8, min=1, max=24, description="tiles", continuous_update=True),
         "t_copy_us": widgets.FloatSlider(value=1.3, min=0.1, max=4.0, step=0.1, description="copy us",
-                                         continuous_update=False),
+                                         continuous_update=True),
         "t_compute_us": widgets.FloatSlider(value=1.0, min=0.1, max=4.0, step=0.1, description="compute us",
-                                            continuous_update=False),
-        "buffers": widgets.IntSlider(value=2, min=1, max=4, description="buffers", continuous_update=False),
+                                            continuous_update=True),
+        "buffers": widgets.IntSlider(value=2, min=1, max=4, description="buffers", continuous_update=True),
     }
     return FigureExplorer(controls, explore_pipeline, _draw_pipeline, describe=_describe_pipeline,
                           title="Double buffering")

@@ -68,7 +68,7 @@ def parallelism_explorer(accelerator: str = "H100 SXM", params_billion: float = 
     controls = {
         "accelerator": widgets.Dropdown(options=_ACCELERATORS, value=accelerator, description="GPU"),
         "params_billion": widgets.FloatLogSlider(value=params_billion, base=10, min=0, max=3.3, step=0.05,
-                                                 description="params (B)", continuous_update=False),
+                                                 description="params (B)", continuous_update=True),
         "n_gpus": widgets.Dropdown(options=powers[3:], value=1024, description="GPUs"),
         "tp": widgets.Dropdown(options=powers[:5], value=8, description="tensor"),
         "pp": widgets.Dropdown(options=powers[:7], value=4, description="pipeline"),

@@ -42,7 +42,7 @@ def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16") ->
     sizes = powers_of_two(1, 16384)
 
     def size(value, label):
-        return widgets.SelectionSlider(options=sizes, value=value, description=label, continuous_update=False)
+        return widgets.SelectionSlider(options=sizes, value=value, description=label, continuous_update=True)
 
     controls = {
         "accelerator": widgets.Dropdown(options=list_accelerators(),
@@ -53,7 +53,7 @@ def roofline_explorer(accelerator: str = "H100 SXM", precision: str = "bf16") ->
         "k": size(8192, "k"),
         "n": size(8192, "n"),
         "batch": widgets.SelectionSlider(options=powers_of_two(1, 256), value=1, description="batch",
-                                         continuous_update=False),
+                                         continuous_update=True),
     }
 
     def on_accelerator(change):

@@ -68,7 +68,7 @@ def simt_explorer() -> FigureExplorer:
     import ipywidgets as widgets
     controls = {
         "stride_elements": widgets.IntSlider(value=1, min=0, max=33, description="stride (floats)",
-                                             continuous_update=False),
+                                             continuous_update=True),
         "pattern": widgets.Dropdown(options=list(BRANCH_PATTERNS), value="odd lanes",
                                     description="branch"),
         "warp_size": widgets.Dropdown(options=[32, 64], value=32, description="warp size"),

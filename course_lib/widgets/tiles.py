@@ -64,13 +64,13 @@ def tile_order_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
                                                                  lambda a: get_accelerator(a).name),
                                         description="accelerator"),
         "size": widgets.SelectionSlider(options=powers_of_two(512, 16384), value=4096, description="m = k = n",
-                                        continuous_update=False),
+                                        continuous_update=True),
         "block_m": widgets.SelectionSlider(options=powers_of_two(16, 256), value=128, description="BLOCK_M",
-                                           continuous_update=False),
+                                           continuous_update=True),
         "block_n": widgets.SelectionSlider(options=powers_of_two(16, 256), value=128, description="BLOCK_N",
-                                           continuous_update=False),
+                                           continuous_update=True),
         "group_m": widgets.SelectionSlider(options=powers_of_two(1, 64), value=8, description="GROUP_M",
-                                           continuous_update=False),
+                                           continuous_update=True),
     }
     return FigureExplorer(controls, explore_tile_order, _draw, describe=_describe, height_px=460,
                           title="Tile-order explorer: block sizes and GROUP_M against HBM traffic")

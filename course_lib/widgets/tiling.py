@@ -98,11 +98,11 @@ def tiling_explorer(accelerator: str = "H100 SXM") -> FigureExplorer:
                                                                  lambda a: get_accelerator(a).name),
                                         description="accelerator"),
         "tile": widgets.SelectionSlider(options=powers_of_two(8, 1024), value=128, description="matmul tile",
-                                        continuous_update=False),
+                                        continuous_update=True),
         "seq_len": widgets.SelectionSlider(options=powers_of_two(256, 131072), value=16384,
-                                           description="sequence N", continuous_update=False),
+                                           description="sequence N", continuous_update=True),
         "block_size": widgets.SelectionSlider(options=powers_of_two(16, 1024), value=128,
-                                              description="attn block", continuous_update=False),
+                                              description="attn block", continuous_update=True),
     }
     return FigureExplorer(controls, explore_tiling, _draw, describe=_describe,
                           title="Tiling explorer: traffic against tile, sequence length and block")
