@@ -6,6 +6,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -140,8 +141,13 @@ def _warps_for_90_wrong() -> dict:
     reaches = sweep.utilisation >= 0.9 - 1e-12
     # Most likely first (a value two mistakes share is named in this order, with the first one's
     # hint): the formula's bound rounded down, then the sweep's index taken for the count.
+    defaults = inspect.signature(simulate_latency_hiding).parameters
+    default_sweep = simulate_latency_hiding(np.arange(1, 65), defaults["compute_cycles"].default,
+                                            defaults["latency_cycles"].default)
     return {FORMULA_ROUNDED_DOWN: int(np.floor(0.9 * (24 + 700) / 24)),
+            LATENCY_AS_PERIOD: int(np.ceil(0.9 * 700 / 24)),
             INDEX_NOT_COUNT: int(np.argmax(reaches)),
+            SIM_DEFAULT_CYCLES: int(default_sweep.n_warps[np.argmax(default_sweep.utilisation >= 0.9 - 1e-12)]),
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
             FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
                                            .utilisation >= 0.9 - 1e-12)) + 1,
@@ -149,6 +155,14 @@ def _warps_for_90_wrong() -> dict:
                                                    .utilisation >= 0.9 - 1e-12)) + 1}
 
 
+LATENCY_AS_PERIOD = Misconception(
+    "latency-as-period", "N C / L >= 0.9 solved: a warp's period is its compute and its wait together, "
+    "C + L cycles, not the wait alone.", "01", _SIM,
+    "One warp is busy C cycles out of every C + L: divide by the whole period.")
+SIM_DEFAULT_CYCLES = Misconception(
+    "simulator-default-cycles", "The simulator run at its default compute and latency cycles: pass the "
+    "task's own cycles, or the sweep answers another kernel's question.", "01", _SIM,
+    "Pass the task's compute cycles and latency cycles to simulate_latency_hiding.")
 COMPUTE_LATENCY_SWAPPED = Misconception(
     "compute-and-latency-swapped", "The compute and the wait passed in each other's place: the "
     "simulator takes the compute cycles first, then the latency, and with 700 cycles of work between "

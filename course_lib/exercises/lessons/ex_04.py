@@ -133,7 +133,25 @@ def _decode_gemv_wrong(accelerator, hidden) -> dict:
             SUM_NOT_MAX: (point.t_compute_s + point.t_memory_s) * 1e6,
             shared("other-accelerator", "04", _BOUND): _decode_gemv_time_us(other_accelerator(accelerator), hidden),
             shared("fp32-bytes", "04", _INTENSITY): place_kernel(
-                matmul_kernel("gemv", 1, hidden, hidden, "fp32"), accelerator, "bf16").t_min_s * 1e6}
+                matmul_kernel("gemv", 1, hidden, hidden, "fp32"), accelerator, "bf16").t_min_s * 1e6,
+            **_gemv_term_widths(accelerator, hidden)}
+
+
+def _gemv_term_widths(accelerator, hidden) -> dict:
+    """One term of the byte count (the vector in, or the vector out) at another width than BF16's:
+    1 / hidden of the bytes, inside the tolerance, so each is listed."""
+    total = 2 * (2 * hidden + hidden * hidden)
+    found = {}
+    # the output first: FP32 is its accumulator's width, the likelier slip
+    for term, what in (("output", "the output vector"), ("input", "the input vector")):
+        for width, name in ((4, "FP32"), (1, "FP8")):
+            found[Misconception(
+                f"{term}-at-{name.lower()}-width", f"{what.capitalize()} counted at {name}'s {width} "
+                f"byte{'s' if width > 1 else ''} per element: the task's GEMV moves every matrix in BF16, "
+                "2 bytes each, whatever width the accumulator or another kernel uses.", "04", _INTENSITY,
+                f"Count {what} at 2 bytes per element, as the weights: the task's dtype is BF16 for all three.")] = \
+                _gemv_time_us(accelerator, hidden, total + (width - 2) * hidden)
+    return found
 
 
 def _first_m(intensity, ridge) -> int:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
+import re
 
 import numpy as np
 
@@ -131,7 +133,28 @@ def _training_days_wrong(model, tokens, accelerator, gpus) -> dict:
             shared("sparse-peak", "07", _TRAINING): days() / 2,
             FORWARD_ONLY: days() / 3,
             NO_UTILIZATION: days(utilization=1.0),
-            ONE_GPU: days(n_devices=1)}
+            ONE_GPU: days(n_devices=1),
+            UTILIZATION_DEFAULT: days(utilization=inspect.signature(training_time_s).parameters["utilization"].default),
+            **_params_from_name(model, tokens, accelerator, gpus)}
+
+
+UTILIZATION_DEFAULT = Misconception(
+    "utilization-left-at-default", "training_time_s called without the task's utilization, so it used its "
+    "default: the fraction of the peak a run sustains is the task's, 0.35 here.", "07", _TRAINING,
+    "Pass utilization= with the task's figure.")
+PARAMS_FROM_NAME = Misconception(
+    "params-from-model-name", "The parameter count read off the model's name: the name rounds it; "
+    "get_model(...).params is the count.", "07", _TRAINING,
+    "Take N from get_model(...).params, not from the digits in the name.")
+
+
+def _params_from_name(model, tokens, accelerator, gpus) -> dict:
+    """N read off the name ("70B" as 70e9), where the name carries a size in billions."""
+    size = re.search(r"(\d+(?:\.\d+)?)B\b", model)
+    if size is None:
+        return {}
+    return {PARAMS_FROM_NAME: training_time_s(float(size.group(1)) * 1e9, tokens, accelerator=accelerator,
+                                              n_devices=gpus, utilization=0.35) / 86400}
 
 
 def _usd_per_million_wrong() -> dict:
@@ -267,6 +290,10 @@ def _chinchilla_params() -> float:
     return compute_optimal(TASK_BUDGET_FLOPS, 20).params
 
 
+TOKENS_PER_PARAM_DROPPED = Misconception(
+    "tokens-per-param-dropped", "C = 6 N^2 solved, as if D = N: the compute-optimal rule gives 20 "
+    "tokens for every parameter, D = 20 N.", "07", _TRAINING,
+    "Substitute D = 20 N into C = 6 N D before you take the square root.")
 BUDGET_TEN_TIMES_LESS = Misconception(
     "budget-exponent-one-less", "The budget read with one power of ten fewer (2.4e23 for 2.4e24): the "
     "formula is right, the budget is not; the parameters follow its square root.", "07", _TRAINING,
@@ -284,6 +311,7 @@ def _chinchilla_wrong() -> dict:
             FORWARD_ONLY: math.sqrt(c / (2 * 20)),
             SIX_FORGOTTEN: math.sqrt(c / 20),
             NO_SQUARE_ROOT: c / (6 * 20),
+            TOKENS_PER_PARAM_DROPPED: math.sqrt(c / 6),
             RATIO_INVERTED: math.sqrt(c * 20 / 6),
             BUDGET_TEN_TIMES_LESS: compute_optimal(c / 10, 20).params,
             BUDGET_TEN_TIMES_MORE: compute_optimal(c * 10, 20).params}
@@ -471,14 +499,14 @@ def _h200_with(bandwidth_tbs=None):
 
 
 @functools.lru_cache(maxsize=None)
-def _scheme_serving(precision: str, latency: bool = True, bandwidth_tbs=None) -> tuple:
+def _scheme_serving(precision: str, latency: bool = True, bandwidth_tbs=None, context=SCHEME_CONTEXT) -> tuple:
     """(batch, tokens per second) of the largest batch that fits (and, with ``latency``, meets
     the step target) for one scheme on the H200 with ``bandwidth_tbs``; (0, 0.0) when none does."""
     acc = _h200_with(bandwidth_tbs)
-    cap = max_batch(SCHEME_MODEL, acc, SCHEME_CONTEXT, precision)
+    cap = max_batch(SCHEME_MODEL, acc, context, precision)
     best = (0, 0.0)
     for b in range(1, cap + 1):          # step time grows with the batch: stop at the first miss
-        step = decode_step(SCHEME_MODEL, acc, b, SCHEME_CONTEXT, precision)
+        step = decode_step(SCHEME_MODEL, acc, b, context, precision)
         if latency and step.t_step_s > SCHEME_TARGET_S:
             break
         best = (b, step.tokens_per_s)
@@ -490,9 +518,9 @@ def _best_scheme(latency: bool = True, bandwidth_tbs=None) -> str:
     return max(rates, key=rates.get)
 
 
-def _fp8_keeps_up(bandwidth_tbs, latency=True) -> bool:
-    return (_scheme_serving("fp8", latency, bandwidth_tbs)[1]
-            >= _scheme_serving("int4 weights", latency, bandwidth_tbs)[1])
+def _fp8_keeps_up(bandwidth_tbs, latency=True, context=SCHEME_CONTEXT) -> bool:
+    return (_scheme_serving("fp8", latency, bandwidth_tbs, context)[1]
+            >= _scheme_serving("int4 weights", latency, bandwidth_tbs, context)[1])
 
 
 def _grid(tbs) -> float:
@@ -500,17 +528,17 @@ def _grid(tbs) -> float:
 
 
 @functools.lru_cache(maxsize=None)
-def _fp8_overtakes_tbs(latency: bool = True) -> float:
+def _fp8_overtakes_tbs(latency: bool = True, context=SCHEME_CONTEXT) -> float:
     """Smallest bandwidth on the 0.01 TB/s grid at which FP8 serves at least as many tokens per
     second as INT4 weights (bisection; the tests check by a scan that the switch happens once)."""
     lo, hi = (round(x / SCHEME_GRID_TBS) for x in SCHEME_SEARCH_TBS)
-    if _fp8_keeps_up(_grid(lo * SCHEME_GRID_TBS), latency):
+    if _fp8_keeps_up(_grid(lo * SCHEME_GRID_TBS), latency, context):
         return _grid(lo * SCHEME_GRID_TBS)
-    if not _fp8_keeps_up(_grid(hi * SCHEME_GRID_TBS), latency):
+    if not _fp8_keeps_up(_grid(hi * SCHEME_GRID_TBS), latency, context):
         raise RuntimeError("07.9: FP8 must overtake INT4 weights below 10 TB/s")
     while hi - lo > 1:                   # fp8 behind at lo, level or ahead at hi
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if _fp8_keeps_up(_grid(mid * SCHEME_GRID_TBS), latency) else (mid, hi)
+        lo, hi = (lo, mid) if _fp8_keeps_up(_grid(mid * SCHEME_GRID_TBS), latency, context) else (mid, hi)
     return _grid(hi * SCHEME_GRID_TBS)
 
 
@@ -563,9 +591,25 @@ def _linear_batch_tbs() -> float:
     return float("nan")
 
 
+SCHEME_CONTEXT_DEFAULT = Misconception(
+    "scheme-context-left-at-default", "decode_step called without the task's 4096-token context, so it "
+    "used its default: every sequence's cache is sized by its context, and with a shorter one the cache "
+    "weighs less against the weights.", "07", _DECODE,
+    "Pass the task's context as context_tokens to decode_step and max_batch, at every bandwidth you try.")
+INCREASE_FOR_BANDWIDTH = Misconception(
+    "increase-for-bandwidth", "The increase over the H200's own bandwidth where the bandwidth itself was "
+    "asked: the task wants the HBM bandwidth at which FP8 catches up, in TB/s.", "07", _DECODE,
+    "Answer the bandwidth you would set with dataclasses.replace, not how much it adds.")
+
+
 def _scheme_wrong() -> dict:
     right = _fp8_overtakes_tbs()
-    wrong = {SCHEME_LATENCY_IGNORED: _fp8_overtakes_tbs(latency=False),
+    # the default context first: it lands on the H200's own bandwidth, where ignoring the 20 ms
+    # target lands too, and the task states its context.
+    wrong = {SCHEME_CONTEXT_DEFAULT: _fp8_overtakes_tbs(context=inspect.signature(decode_step)
+                                                        .parameters["context_tokens"].default),
+             SCHEME_LATENCY_IGNORED: _fp8_overtakes_tbs(latency=False),
+             INCREASE_FOR_BANDWIDTH: _grid(right - get_accelerator(SCHEME_ACCELERATOR).mem_bandwidth / 1e12),
              FRACTIONAL_BATCH: _fractional_batch_tbs(),
              BATCH_LINEAR_IN_BANDWIDTH: _linear_batch_tbs()}
     return {k: v for k, v in wrong.items() if abs(v - right) > SCHEME_GRID_TBS / 2}
