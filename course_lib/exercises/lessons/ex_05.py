@@ -25,6 +25,8 @@ _FLUSH_TARGET = 1e-3
 
 
 _ANATOMY = "1. Anatomy of a floating-point number"
+_ROUNDING = "3. Rounding and the gap between neighbours"
+_UNDERFLOW = "5. Underflow and subnormals"
 _OVERFLOW = "4. Overflow: infinity, NaN or the largest value"
 _BF16_TRAINS = "6. Why BF16 trains without loss scaling and FP16 does not"
 _QUANT = "8. Quantization: one scale per tensor, per channel or per block"
@@ -159,7 +161,20 @@ def _loss_scale_wrong() -> dict:
                 grads, "fp16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET / 100),
             SCALE_NOT_K: 2 ** k_min,
             BF16_CAST_NOT_FP16: next(k for k in range(64) if F.cast_stats(
-                grads, "bf16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET)}
+                grads, "bf16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET),
+            SUBNORMALS_LOST: next(k for k in range(64) if (lambda st: st.flushed_fraction + st.subnormal_fraction)(
+                F.cast_stats(grads, "fp16", 2.0 ** k)) < _FLUSH_TARGET),
+            SWEEP_BEST_SCALE: int(F.loss_scale_sweep(grads, "fp16", range(0, 33)).best_log2_scale)}
+
+
+SUBNORMALS_LOST = Misconception(
+    "subnormals-counted-lost", "The subnormal values counted as lost with the flushed ones: a subnormal "
+    "keeps its value, with fewer bits of precision; only what flushes to zero is lost.", "05", _UNDERFLOW,
+    "Count flushed_fraction alone against the 0.1 % target.")
+SWEEP_BEST_SCALE = Misconception(
+    "sweep-best-scale-not-smallest", "The sweep's best_log2_scale, the scale that loses least to underflow "
+    "and overflow together, where the smallest k that meets the 0.1 % target was asked.", "05", _BF16_TRAINS,
+    "Walk k up from 0 and stop at the first scale whose flushed fraction is under 0.1 %.")
 
 
 def _per_block_int8(x, block_size):
@@ -430,7 +445,7 @@ def _longest_chunk(accumulator="bf16") -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def _one_sum_error(mantissa_bits) -> float:
+def _one_sum_error(mantissa_bits, rounding="nearest") -> float:
     """Relative error of one running sum of all the products, rounded after every add to
     ``mantissa_bits`` bits with BF16's exponent range (section 7's accumulator, any width:
     the catalog's formats fix the width, so the sum is rounded here by section 3's formula)."""
@@ -439,7 +454,8 @@ def _one_sum_error(mantissa_bits) -> float:
     for x in _products().tolist():
         v = s + x
         q = math.ldexp(1.0, max(math.frexp(v)[1] - 1, emin) - mantissa_bits)
-        s = round(v / q) * q                 # nearest, ties to even (no overflow: the sum stays < 400)
+        # nearest, ties to even (no overflow: the sum stays < 400); "trunc": toward zero, a known mistake
+        s = (round(v / q) if rounding == "nearest" else math.floor(v / q)) * q
     exact = math.fsum(_products())
     return abs(s - exact) / exact
 
@@ -486,9 +502,31 @@ def _fewest_bits_wrong() -> dict:
     right = _fewest_bits()
     # the doubling rule started from the chunk that fails (256) rather than the one that holds
     from_failing = 7 + round(math.log2(length / (2 * chunk)))
+    largest = float(_products().max())
+    stalls_at_largest = min(m for m in SUM_BITS
+                            if math.ldexp(1.0, math.ceil(math.log2(largest)) + m + 1) > total)
+    truncated = min((m for m in SUM_BITS if _one_sum_error(m, "trunc") <= SUM_TOLERANCE), default=None)
+    bf16_bits = F.get_format("bf16").mantissa_bits
     return {k: v for k, v in {DOUBLING_FROM_FAILING_CHUNK: from_failing, STAGNATION_ONLY: never_stalls,
+                              STAGNATION_LARGEST: stalls_at_largest, TRUNCATED_SUM: truncated,
+                              ONE_BIT_BY_ANALOGY: bf16_bits + 1,
                               RANDOM_WALK: walk, CATALOG_ONLY: catalog,
-                              IMPLICIT_BIT_COUNTED: right + 1}.items() if v != right}
+                              IMPLICIT_BIT_COUNTED: right + 1}.items() if v is not None and v != right}
+
+
+STAGNATION_LARGEST = Misconception(
+    "stagnation-largest-product", "Section 7's stagnation bound taken with the largest product as the "
+    "increment: the sum stalls for the typical product first, and in any case it is percents off long "
+    "before it stalls.", "05", _ACCUMULATE,
+    "Measure the error of the whole running sum at each width rather than asking when it stops growing.")
+TRUNCATED_SUM = Misconception(
+    "truncation-not-nearest", "Each add rounded toward zero (truncated): the accumulator rounds to "
+    "nearest, so its errors are half as large and of both signs; truncation loses on every add.", "05",
+    _ROUNDING, "Round v / q with round(), to nearest with ties to even, not with floor().")
+ONE_BIT_BY_ANALOGY = Misconception(
+    "one-bit-for-one-doubling", "One bit more than BF16's because one doubling (128 to 256) failed: the "
+    "whole sum is 16,384 products, 128 times the chunk, and each doubling of the length costs a bit.",
+    "05", _ACCUMULATE, "Count the doublings from the 128 products BF16 keeps within 1 % up to 16,384.")
 
 
 DOUBLING_FROM_FAILING_CHUNK = Misconception(
