@@ -25,7 +25,6 @@ _FLUSH_TARGET = 1e-3
 
 
 _ANATOMY = "1. Anatomy of a floating-point number"
-_ROUNDING = "3. Rounding and the gap between neighbours"
 _UNDERFLOW = "5. Underflow and subnormals"
 _OVERFLOW = "4. Overflow: infinity, NaN or the largest value"
 _BF16_TRAINS = "6. Why BF16 trains without loss scaling and FP16 does not"
@@ -250,8 +249,8 @@ def _drift_steps():
     return F.drifting_tensor(np.random.default_rng(d.pop("seed")), d.pop("n_steps"), d.pop("n"), **d)
 
 
-def _clipped(margin) -> int:
-    run = F.simulate_fp8_scaling(_drift_steps(), "fp8_e5m2", "delayed", history_len=_DRIFT_HISTORY,
+def _clipped(margin, rule="delayed") -> int:
+    run = F.simulate_fp8_scaling(_drift_steps(), "fp8_e5m2", rule, history_len=_DRIFT_HISTORY,
                                  margin=margin)
     return int(run.overflow_counts.sum())
 
@@ -289,8 +288,27 @@ def _margin_wrong() -> dict:
     # Most likely first (a margin two mistakes share is named in this order, with the first one's
     # hint): a margin sized for the steady growth, before a sweep stopped one margin early.
     wrong = {STEADY_GROWTH_ONLY: steady} if steady != right else {}
-    wrong.update({DELAYED_SAFE: 0, MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1})
+    # the window's oldest amax: the headroom sized for the whole window's growth and the jump
+    oldest = math.ceil(math.log2(_DRIFT["spike_factor"] * _DRIFT["growth"] ** _DRIFT_HISTORY))
+    current = next(m for m in range(0, 20) if _clipped(m, "current") == 0)
+    wrong.update({DELAYED_SAFE: 0})
+    if current != right:
+        wrong[CURRENT_RULE] = current
+    if oldest != right:
+        wrong[OLDEST_AMAX] = oldest
+    wrong.update({MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1})
     return wrong
+
+
+CURRENT_RULE = Misconception(
+    "current-rule-for-delayed", "The simulation run with rule 'current', the scale from this step's own "
+    "amax, which never clips: the task's recipe is delayed scaling, whose scale lags the tensor.", "05", _FP8,
+    "Pass 'delayed' with the task's history length to simulate_fp8_scaling, then sweep the margin.")
+OLDEST_AMAX = Misconception(
+    "scale-from-oldest-amax", "The delayed scale taken from the oldest amax of the window, so the margin "
+    "was sized for the whole window's growth and the jump: the scale comes from the largest amax of the "
+    "window, and the simulation shows how much headroom that leaves.", "05", _FP8,
+    "Sweep the margin with simulate_fp8_scaling rather than sizing it from the growth by hand.")
 # --- 05.7 (design): a weight format within a memory budget and an error budget ----------------
 
 _ROUNDING = "3. Rounding and the gap between neighbours"
