@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from course_lib.attention import flash_attention_traffic, naive_attention_traffic, online_softmax_update
+from course_lib.attention import DEFAULT_BLOCK_SIZE, flash_attention_traffic, naive_attention_traffic, online_softmax_update
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.decision import OptimumExercise
@@ -130,7 +130,16 @@ def _h200_tile_wrong() -> dict:
             NOT_16: acc.max_shared_mem_bytes_per_block // (2 * 2 * 2 * 64),
             shared("fp32-bytes", "06", _TILED): tile_limit("H200", "fp32", tile_k=64, stages=2).smem_limit,
             REGISTER_LIMIT: single.register_limit,
-            TILE_K_MISREAD: tile_limit("H200", "bf16", tile_k=32, stages=2).smem_limit}
+            TILE_K_MISREAD: tile_limit("H200", "bf16", tile_k=32, stages=2).smem_limit,
+            SQUARE_TILES_STAGED: max(t for t in range(16, 4097, 16)
+                                     if 2 * 2 * t * t * 2 <= acc.max_shared_mem_bytes_per_block)}
+
+
+SQUARE_TILES_STAGED = Misconception(
+    "square-tiles-staged", "Whole T x T tiles of A and B staged where the kernel stages T x 64 slices: "
+    "a stage holds a T x tile_k slice of A and a tile_k x T slice of B, so the shared memory grows "
+    "with T, not T squared.", "06", _TILED,
+    "Write one stage's bytes as b (T tile_k + tile_k T) with the task's tile_k of 64.")
 
 
 def _causal_saving_wrong() -> dict:
@@ -143,9 +152,19 @@ def _causal_saving_wrong() -> dict:
             NAIVE_HALVED: naive / 2 / causal,
             NAIVE_WITHOUT_ND: 4 * 3000 ** 2 / causal,
             OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved,
+            BLOCK_SIZE_DEFAULT: naive / flash_attention_traffic(3000, 48, DEFAULT_BLOCK_SIZE, causal=True).elements_moved,
+            FLASH_READS_ONLY: naive / flash_attention_traffic(3000, 48, 200, causal=True).elements_read,
             NAIVE_SCORES_ONCE: (2 * 3000 ** 2 + 4 * 3000 * 48) / causal}
 
 
+BLOCK_SIZE_DEFAULT = Misconception(
+    "block-size-left-at-default", "flash_attention run without the task's block_size, so it used its "
+    "default: the traffic depends on the block size, since K and V are read once per block of queries.",
+    "06", _ATTENTION, "Pass block_size=200, as the task states.")
+FLASH_READS_ONLY = Misconception(
+    "flash-reads-only", "FlashAttention's reads alone in the denominator: it also writes its output O to "
+    "HBM, and elements_moved counts reads and writes, as the naive count does.", "06", _ATTENTION,
+    "Divide by traffic.elements_moved, the reads and the writes.")
 NAIVE_SCORES_ONCE = Misconception(
     "naive-scores-crossing-once", "Naive attention's N x N matrix counted as one write and one read, 2 N^2: "
     "the scores S are written and read back, and so are the probabilities P, 4 N^2 in all.", "06", _ATTENTION,
@@ -204,17 +223,19 @@ def _online_cases(rng) -> list:
     return cases
 
 
-def _softmax_graph(rows=1000, cols=3001, b=2):
-    sizes = {"S": b * rows * cols, "P": b * rows * cols, "O": b * rows * cols, "m": b * rows, "l": b * rows}
+def _softmax_graph(rows=1000, cols=3001, b=2, vec_b=2):
+    sizes = {"S": b * rows * cols, "P": b * rows * cols, "O": b * rows * cols, "m": vec_b * rows, "l": vec_b * rows}
     ops = [("rowmax", ("S",), ("m",), 0), ("sub_exp", ("S", "m"), ("P",), 0),
            ("rowsum", ("P",), ("l",), 0), ("divide", ("P", "l"), ("O",), 0)]
     return ops, sizes
 
 
-def _softmax_saving(row_stats=True) -> float:
+def _softmax_saving(row_stats=True, vec_bytes=2, reads_only=False) -> float:
     """Bytes saved by fusing the four kernels (``row_stats`` False: m and l left out, a known
     mistake that lands within 0.1 % of the answer)."""
-    ops, sizes = _softmax_graph()
+    ops, sizes = _softmax_graph(vec_b=vec_bytes)
+    if reads_only:                       # a known mistake: the kernels' reads alone, no writes
+        return sum(sizes[t] for op in ops for t in op[1]) - sizes[ops[0][1][0]]
     if not row_stats:
         sizes = dict(sizes, m=0, l=0)
     four = graph_traffic(ops, sizes, [(o[0],) for o in ops], ("O",))
@@ -259,7 +280,24 @@ def _softmax_saving_wrong() -> dict:
             ELEMENTS_NOT_BYTES: right / b,
             TOTAL_NOT_SAVING: right + b * 2 * e,
             shared("fp32-bytes", "06", _FUSION): 2 * right,
-            INTERMEDIATE_ONCE: right - b * 2 * e}
+            INTERMEDIATE_ONCE: right - b * 2 * e,
+            ROW_STATS_FP32: _softmax_saving(vec_bytes=4),
+            FUSION_READS_ONLY: _softmax_saving(reads_only=True),
+            P_READ_ONCE: right - b * e}
+
+
+ROW_STATS_FP32 = Misconception(
+    "row-statistics-in-fp32", "The row maxima and sums counted at FP32's 4 bytes where the task keeps "
+    "every tensor in BF16: a small term, but one the task sizes.", "06", _FUSION,
+    "Count m and l at 2 bytes per element, as S, P and O.")
+FUSION_READS_ONLY = Misconception(
+    "fusion-reads-only", "The kernels' reads alone: unfused, each kernel also writes what it makes to "
+    "HBM (m, P, l), and those writes are saved by fusing too.", "06", _FUSION,
+    "List each kernel's writes as well as its reads, then compare the two groupings.")
+P_READ_ONCE = Misconception(
+    "p-read-once", "P counted as read once: unfused, rowsum and divide are two kernels, and each reads P "
+    "from HBM.", "06", _FUSION,
+    "List each kernel's reads: which tensors do two kernels both read?")
 
 
 # --- 06.6 (design): the register budget at which the best tile reads the weights once ---------
@@ -369,11 +407,11 @@ def _attn_smem_bytes(bq, bk, score_tile=True, stages=2, score_bytes=4, element_b
     return q + kv + (bq * bk * score_bytes if score_tile else 0)
 
 
-def _attn_fits(bq, bk, registers=True, score_tile=True, accumulator_bytes=4) -> bool:
+def _attn_fits(bq, bk, registers=True, score_tile=True, accumulator_bytes=4, regs=ATTN_REGS) -> bool:
     """Within both budgets; ``accumulator_bytes`` is the size of a score and of an output running
     sum (FP32, 4; BF16, 2, is a known mistake)."""
     return (_attn_smem_bytes(bq, bk, score_tile, score_bytes=accumulator_bytes) <= ATTN_SMEM
-            and (not registers or bq * ATTN_D * accumulator_bytes <= ATTN_REGS))
+            and (not registers or bq * ATTN_D * accumulator_bytes <= regs))
 
 
 def _attn_elements(bq, bk) -> float:
@@ -384,13 +422,14 @@ _ATTN_GRID = range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP)
 
 
 @functools.lru_cache(maxsize=None)
-def _attn_fewest(equal=False, registers=True, score_tile=True, accumulator_bytes=4, moved=None) -> float:
+def _attn_fewest(equal=False, registers=True, score_tile=True, accumulator_bytes=4, moved=None,
+                 regs=ATTN_REGS) -> float:
     """The fewest elements any (block_q, block_k) on the grid moves within the budgets. The count
     depends on block_q alone, so for each block_q the smallest block_k is the one to try.
     ``moved``: 'reads' counts the reads only, 'no-lse' O's writes without the log-sum-exp (known
     mistakes)."""
     pairs = [(bq, bq) for bq in _ATTN_GRID] if equal else [(bq, ATTN_STEP) for bq in _ATTN_GRID]
-    best = min((bq for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile, accumulator_bytes)),
+    best = min((bq for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile, accumulator_bytes, regs)),
                key=lambda bq: _attn_elements(bq, ATTN_STEP))
     traffic = flash_attention_traffic(ATTN_N, ATTN_D, (best, ATTN_STEP))
     if moved == "reads":
@@ -439,6 +478,12 @@ BF16_AND_REGISTERS = Misconception(
     "Count 4 bytes per score in shared memory, then check block_q x d x 4 bytes against 128 KiB.")
 
 
+REGISTERS_KB_FOR_KIB = Misconception(
+    "register-kib-read-as-kb", "128 KiB of registers read as 128,000 bytes: a KiB is 1024 bytes, and the "
+    "budget so read turns away a query block that fits.", "06", _ATTENTION,
+    "Write the register budget as 128 x 1024 bytes before you compare block_q x d x 4 with it.")
+
+
 def _attn_wrong() -> dict:
     right = _attn_fewest()
     return {EQUAL_BLOCKS: _attn_fewest(equal=True),
@@ -446,6 +491,7 @@ def _attn_wrong() -> dict:
             ACCUMULATORS_BF16_ATTN: _attn_fewest(accumulator_bytes=2),
             WRITES_LEFT_OUT: _attn_fewest(moved="reads"),
             LSE_LEFT_OUT: _attn_fewest(moved="no-lse"),
+            REGISTERS_KB_FOR_KIB: _attn_fewest(regs=ATTN_REGS // 1024 * 1000),
             REGISTERS_IGNORED: _attn_fewest(registers=False),
             SCORE_TILE_FORGOTTEN: _attn_fewest(equal=True, score_tile=False),
             BYTES_NOT_ELEMENTS: 2 * right,
