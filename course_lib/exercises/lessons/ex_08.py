@@ -9,13 +9,15 @@ import functools
 import math
 from dataclasses import replace
 
+import numpy as np
+
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.economics import decode_step
 from course_lib.exercises.decision import DecisionExercise, OptimumExercise
 from course_lib.exercises.misconceptions import _dtype_widths, _other_accelerators, shared, _with_generated
 from course_lib.sharing import mig_accelerator
-from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes
+from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes, simulate_ring_all_reduce
 from course_lib.hardware import get_accelerator
 from course_lib.parallelism import comm_hidden, tensor_parallel_bytes_per_gpu, zero_model_state_bytes
 
@@ -156,7 +158,15 @@ def _busiest_link_wrong() -> dict:
             shared("bits-for-bytes", "08", "Misconceptions"): 8 * float(links.max()),
             FLOAT64: float(ring_all_reduce_link_bytes(23, 6, 8).max()),
             BF16_FOR_FLOAT32: float(ring_all_reduce_link_bytes(23, 6, 2).max()),
-            ALL_LINKS: float(links.sum())}
+            ALL_LINKS: float(links.sum()),
+            ONE_STEP: float(simulate_ring_all_reduce(np.zeros((n, 23), dtype=np.float32)).step_bytes.max())}
+
+
+ONE_STEP = Misconception(
+    "one-step-not-whole-all-reduce", "The largest entry of step_bytes, one step on one link, where the "
+    "whole all-reduce's bytes over the busiest link were asked: a ring all-reduce takes 2 (n - 1) steps, "
+    "and a link carries a chunk in each.", "08", _COLLECTIVES,
+    "Read .link_bytes, each link's bytes summed over every step, and take its largest entry.")
 
 
 def _zero_bytes(n_params, dp, stage):
