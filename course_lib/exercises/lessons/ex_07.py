@@ -386,7 +386,16 @@ def _slots_wrong() -> dict:
     full = get_accelerator("H100 SXM").mem_capacity - weight_bytes("Llama 3 8B", "bf16")
     return {LESSON_SLOTS: 32,
             FREE_MEMORY_FOR_KV: int(full // _kv_per_slot()),
-            GIB_FOR_GB: int(40 * 2 ** 30 // _kv_per_slot())}
+            GIB_FOR_GB: int(40 * 2 ** 30 // _kv_per_slot()),
+            CACHE_AT_DEFAULT_CONTEXT: int(TASK_KV_BUDGET_BYTES // (
+                inspect.signature(decode_step).parameters["context_tokens"].default
+                * get_model("Llama 3 8B").kv_bytes_per_token("bf16")))}
+
+
+CACHE_AT_DEFAULT_CONTEXT = Misconception(
+    "cache-sized-at-default-context", "Each slot's cache sized at decode_step's default context of 1024 "
+    "tokens: a slot must hold the longest request the service allows, 2048 tokens.", "07", _KV,
+    "Size one slot's cache at the task's 2048 tokens before you divide the 40 GB budget.")
 
 
 # --- 07.8 (diagnose, then design): the cheapest deployment from a profile --------------------

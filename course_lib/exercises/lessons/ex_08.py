@@ -246,7 +246,16 @@ def _mig_batch_wrong() -> dict:
     whole = _valid_mig_batches(None)
     fits = [b for b in range(1, 400) if decode_step("Llama 3 8B", mig_accelerator(TASK_MIG_PROFILE), b,
                                                     TASK_CONTEXT).fits]
-    return {SLICE_AS_WHOLE: whole[-1], CAPACITY_ONLY: fits[-1], FLOOR_ON_WHOLE: whole[0]}
+    # 2800 tokens/s read as one sequence's rate: the fastest per sequence is the smallest batch
+    return {SLICE_AS_WHOLE: whole[-1], CAPACITY_ONLY: fits[-1], FLOOR_ON_WHOLE: whole[0],
+            RATE_PER_SEQUENCE: fits[0]}
+
+
+RATE_PER_SEQUENCE = Misconception(
+    "throughput-read-per-sequence", "The 2800 tokens/s read as one sequence's rate, so the batch taken "
+    "as small as it goes: the target is the slice's throughput, batch / step time, summed over every "
+    "sequence of the batch.", "08", _OTHER,
+    "Compute tokens per second as batch / step time and find the batches that reach 2800.")
 
 
 # --- 08.6 (design): the fastest parallel layout that fits -------------------------------------
