@@ -897,11 +897,29 @@ NAMED = {
     73: "all-links-summed", 75: "mig-slice-as-whole-gpu", 77: "pipeline-overhead-ignored",
     78: "pipeline-bubble-ignored", 79: "fewest-gpus-cheapest", 80: "one-device-price",
     81: "estimate-trusted-over-measurement",
+    # named since round 26c/26d were tuned (tests/test_checks_round_26cd.py)
+    4: "latency-as-period",
+    18: "sort-cost-left-out",
+    41: "subnormals-counted-lost",
+    43: "sweep-best-scale-not-smallest",
+    48: "stagnation-largest-product",
+    49: "truncation-not-nearest",
+    54: "flash-reads-only",
+    56: "row-statistics-in-fp32",
+    57: "fusion-reads-only",
+    58: "register-kib-read-as-kb",
+    60: "utilization-left-at-default",
+    67: "tokens-per-param-dropped",
+    74: "one-step-not-whole-all-reduce",
+    83: "scheme-context-left-at-default",
+    84: "increase-for-bandwidth",
+    45: "scale-from-oldest-amax",
+    46: "current-rule-for-delayed",
 }
 # Feedback points at the right idea or symptom, not at the mistake made.
-PARTLY = {45: "margin-more-than-needed", 46: "delayed-scaling-safe"}
+PARTLY = {}
 # Rejected, but the feedback does not name the mistake (generic hint or another misconception).
-NOT_NAMED = {4, 18, 41, 43, 48, 49, 54, 56, 57, 58, 60, 67, 74, 83, 84}
+NOT_NAMED = set()
 # The mistake gives the right answer (checked by hand after the run: each equals the correct value).
 RIGHT_BY_LUCK = {15, 17, 23, 44, 76, 82}
 WRONGLY_ACCEPTED = set()

@@ -1,0 +1,45 @@
+"""Issue 26's blind rounds 26c and 26d, kept as regression tests: each mistake, computed as the
+learner made it, must be rejected, and the ones the feedback names must stay named. The feedback
+was tuned on these rounds afterwards, so they are no longer out of sample: no share is asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from course_lib.exercises.feedback import ExerciseError
+from course_lib.exercises.registry import get_exercise
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ROUNDS = {"26c": _load("wrong_answers_round_26c"), "26d": _load("wrong_answers_round_26d")}
+CASES = [(name, i) for name, r in ROUNDS.items() for i in range(len(r.R)) if i not in r.RIGHT_BY_LUCK]
+
+
+@pytest.fixture(autouse=True)
+def _no_identity(monkeypatch, tmp_path):
+    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+
+
+@pytest.mark.parametrize("round_name, index", CASES)
+def test_each_wrong_answer_of_the_rounds_is_rejected_and_named(round_name, index):
+    found = ROUNDS[round_name]
+    exercise_id, mistake, compute = found.R[index]
+    with pytest.raises(ExerciseError) as info:
+        get_exercise(exercise_id).check(compute(), None)
+    if index in found.NAMED:
+        assert found.NAMED[index].strip("'") in str(info.value), (exercise_id, mistake)
+
+
+def test_no_wrong_answer_of_the_rounds_is_accepted_any_more():
+    assert all(not r.WRONGLY_ACCEPTED for r in ROUNDS.values())
