@@ -118,7 +118,14 @@ def _first_compute_bound_batch() -> int:
 def _bound_70b_wrong() -> dict:
     step = decode_step("Llama 3 70B", "H200", 32, 2048, "bf16", n_devices=4)
     return {FLOP_PER_BYTE_ONE: "compute" if step.flops / (step.weight_bytes + step.kv_bytes) >= 1 else "memory",
-            BATCH_COMPUTE_BOUND: "compute"}
+            BATCH_COMPUTE_BOUND: "compute",
+            FLOP_COUNT_ALONE: "compute" if step.bound == "memory" else "memory"}
+
+
+FLOP_COUNT_ALONE = Misconception(
+    "flop-count-alone", "The amount of work judged on its own, as if many FLOP made a step compute-bound: "
+    "what decides is the FLOP per byte moved, weights and every sequence's cache, against the ridge.",
+    "07", _DECODE, "Divide the step's FLOP by its bytes before you decide, then compare with the ridge point.")
 
 
 def _training_days_wrong(model, tokens, accelerator, gpus) -> dict:

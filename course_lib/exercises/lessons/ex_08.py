@@ -84,7 +84,20 @@ def _tp_across_nodes() -> str:
 
 
 def _tp_wrong() -> dict:
-    return {NVLINK_ACROSS_NODES: _tp_verdict("nvlink")}
+    right = _tp_verdict("network")
+    wrong = {NVLINK_ACROSS_NODES: _tp_verdict("nvlink")}
+    if right == "more":                  # the verdict of one who never divides bytes by the link's rate
+        wrong[NETWORK_BY_HEADLINE] = "less"
+    return wrong
+
+
+NETWORK_BY_HEADLINE = Misconception(
+    "network-judged-by-headline", "The network judged by its headline rate in bits: "
+    f"{8 * get_link('H100 SXM', 'network').bandwidth_bytes_per_s / 1e9:.0f} Gb/s is "
+    f"{get_link('H100 SXM', 'network').bandwidth_bytes_per_s / 1e9:.0f} GB/s, and only the all-reduces' "
+    "time at that rate, set against the matmuls' time at the peak, decides.",
+    "08", _LINKS, "Time both: the all-reduces' bytes over get_link('H100 SXM', 'network') against the "
+    "matmuls' FLOP at the peak.")
 
 
 RING_FRACTION_FORGOTTEN = Misconception(
