@@ -1095,11 +1095,10 @@ NAMED = {
     # named by the feedback already merged on main when the lead re-ran the round (not by this change)
     1: "occupancy-threads-only", 17: "aos-keeps-a-particle-together", 23: "loop-test-plus-one-dropped",
     37: "other-accelerator-h200", 98: "context-left-at-default", 103: "other-accelerator-h100-sxm",
+    39: "peak-fp8-for-bf16", 95: "peak-fp8-for-bf16", 121: "pipeline-overhead-once-per-slot",
     46: "output-at-fp32-width",
 }
-PARTLY = {
-    39: "sparse-peak", 95: "sparse-peak", 121: "pipeline-overhead-ignored",
-}
+PARTLY = {}
 NOT_NAMED = set()
 RIGHT_BY_LUCK = {8, 20, 26, 29, 33, 34, 35, 50, 54, 56, 59, 69, 70, 71, 81}
 WRONGLY_ACCEPTED = set()   # 46 (04.2, the result written in FP32) was accepted; now rejected and named
