@@ -20,7 +20,11 @@ def _load(name):
     return module
 
 
-ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b")}
+#: The first two rounds were written by the helper who then tuned the feedback; 26c and 26d are
+#: blind rounds (written from the lessons and exercise files only), tuned on afterwards: none is
+#: out of sample any more. Their tables, with the figures before tuning, are the .md files beside them.
+ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b"),
+          "26c": _load("wrong_answers_round_26c"), "26d": _load("wrong_answers_round_26d")}
 CASES = [(name, i) for name, r in ROUNDS.items() for i in range(len(r.R)) if i not in r.RIGHT_BY_LUCK]
 
 
@@ -38,9 +42,13 @@ def test_each_wrong_answer_of_the_rounds_is_rejected_and_named(round_name, index
     with pytest.raises(ExerciseError) as info:
         get_exercise(exercise_id).check(compute(), None)
     if index in found.NAMED:
-        assert found.NAMED[index] in str(info.value), (exercise_id, mistake)
+        assert found.NAMED[index].strip("'") in str(info.value), (exercise_id, mistake)
 
 
 def test_the_rounds_name_at_least_nine_in_ten():
     named = [(name, i) for name, i in CASES if i in ROUNDS[name].NAMED]
     assert len(CASES) >= 40 and len(named) >= 0.9 * len(CASES)
+
+
+def test_no_wrong_answer_of_the_blind_rounds_is_accepted_any_more():
+    assert all(not getattr(r, "WRONGLY_ACCEPTED", set()) for r in ROUNDS.values())

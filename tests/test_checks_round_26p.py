@@ -1,4 +1,4 @@
-"""Issue 26's probe round of wrong answers (the auditor's own, written before the audit) (tests/wrong_answers_round_26p.py), kept as regression
+"""Issue 26's probe round (tests/wrong_answers_round_26p.py: the auditor's own, written before the audit), kept as regression
 tests: each mistake, computed as the learner made it (with the learner's own variant where it
 names one), is rejected and named by the misconception the round records for it."""
 

@@ -897,7 +897,7 @@ NAMED = {
     73: "all-links-summed", 75: "mig-slice-as-whole-gpu", 77: "pipeline-overhead-ignored",
     78: "pipeline-bubble-ignored", 79: "fewest-gpus-cheapest", 80: "one-device-price",
     81: "estimate-trusted-over-measurement",
-    # named since round 26c/26d were tuned (tests/test_checks_round_26cd.py)
+    # named since round 26c/26d were tuned (tests/test_checks_round_26.py)
     4: "latency-as-period",
     18: "sort-cost-left-out",
     41: "subnormals-counted-lost",

@@ -1079,7 +1079,7 @@ NAMED = {
     113: "seconds-for-unit", 114: "chunks-assumed-even", 115: "all-links-summed",
     116: "elements-not-bytes", 117: "mig-slice-as-whole-gpu", 119: "pipeline-overhead-ignored",
     120: "pipeline-bubble-ignored",
-    # named since round 26c/26d were tuned (tests/test_checks_round_26cd.py)
+    # named since round 26c/26d were tuned (tests/test_checks_round_26.py)
     7: "simulator-default-cycles",
     27: "sort-cost-left-out",
     74: "truncation-not-nearest",
