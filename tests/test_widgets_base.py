@@ -79,3 +79,20 @@ def test_a_change_from_the_browser_is_drawn_live_then_sharp(monkeypatch):
         ex.controls["batch"].value = 16                     # a cell, not the browser: sharp at once
         return _png_width(ex.image.value), ex._sharpen
     assert asyncio.run(from_python()) == (css_width * _base._PIXEL_RATIO, None)
+
+
+def test_log_ticks_a_plot_fixed_itself_are_kept():
+    """An explorer relabels its log axes in plain text; ticks a plot placed itself (lesson 10's
+    GROUP_M at powers of two) stay where they are, as in the lesson's static figure."""
+    import matplotlib.pyplot as plt
+
+    from course_lib.widgets._base import _readable_log_axes
+    fig, (fixed, free) = plt.subplots(1, 2)
+    for ax in (fixed, free):
+        ax.semilogx([1, 64], [1, 2], base=2)
+    fixed.set_xticks([1, 2, 4, 8, 16, 32, 64])
+    _readable_log_axes(fig)
+    fig.canvas.draw()
+    assert [t.get_text() for t in fixed.get_xticklabels()] == ["1", "2", "4", "8", "16", "32", "64"]
+    assert [t.get_text() for t in free.get_xticklabels()] != ["1", "2", "4", "8", "16", "32", "64"]
+    plt.close(fig)

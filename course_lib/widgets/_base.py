@@ -177,12 +177,18 @@ def _plain_number(value: float, _pos=None) -> str:
 
 def _readable_log_axes(fig) -> None:
     """Log axes in an explorer: major ticks only (minor ones cost about half of a redraw), labelled
-    in plain text (mathtext is slow to draw), and at least two labels however narrow the range."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
+    in plain text (mathtext is slow to draw), and at least two labels however narrow the range.
+    Ticks a plot fixed itself (``set_xticks``) stay where it put them."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullLocator
 
     for ax in fig.axes:
         for axis, lim in ((ax.xaxis, ax.get_xlim), (ax.yaxis, ax.get_ylim)):
             if axis.get_scale() != "log":
+                continue
+            if isinstance(axis.get_major_locator(), FixedLocator):
+                # Ticks the plot placed itself (GROUP_M's powers of two): kept, labelled in plain text.
+                axis.set_major_formatter(FuncFormatter(_plain_number))
+                axis.set_minor_locator(NullLocator())
                 continue
             lo, hi = sorted(lim())
             decades = math.log10(hi / lo) if lo > 0 else 99
