@@ -382,14 +382,27 @@ class FigureExplorer:
         if self.result is None or self._pixel_ratio == _PIXEL_RATIO:
             return
         record = {"explorer": self._title, "t_arrived": time.time(), "compute_s": 0.0, "sharpen": True}
-        png, _, figure = render_png(self.draw, self.result, self._figure, record)
-        self._figure = figure if self._reuse_figure else None
-        self._pixel_ratio = _PIXEL_RATIO
+        self._show(self.result, _PIXEL_RATIO, record)
+        record["t_sent"] = time.time()
+        UPDATE_LOG.append(record)
+
+    def _show(self, result, pixel_ratio: float, record: dict) -> None:
+        """Draw ``result`` at ``pixel_ratio`` (on the same figure where the draw step takes ``ax``) and
+        send it as the image; ``record`` receives the draw, encode and send times."""
+        record["pixel_ratio"] = pixel_ratio
+        try:
+            png, (width_px, height_px), figure = render_png(self.draw, result, self._figure, record,
+                                                            pixel_ratio)
+        except Exception:
+            self._figure = None             # half drawn: the next update starts a new figure
+            raise
         encoded = time.perf_counter()
         self.image.value = png
-        record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded, t_sent=time.time())
-        record["t_image_sent"] = record["t_sent"]
-        UPDATE_LOG.append(record)
+        record["t_image_sent"] = time.time()
+        self._pixel_ratio = pixel_ratio
+        self._figure = figure if self._reuse_figure else None
+        self.image.width, self.image.height = str(width_px), str(height_px)
+        record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded)
 
     def update(self, pixel_ratio: float = _PIXEL_RATIO) -> None:
         """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG
@@ -404,23 +417,12 @@ class FigureExplorer:
         computed = time.perf_counter()
         self.result = result
         record = {"explorer": self._title, "t_arrived": arrived, "compute_s": computed - start,
-                  "pixel_ratio": pixel_ratio, "values": {k: repr(v) for k, v in self.values().items()}}
-        try:
-            png, (width_px, height_px), figure = render_png(self.draw, result, self._figure, record,
-                                                            pixel_ratio)
-        except Exception:
-            self._figure = None             # half drawn: the next update starts a new figure
-            raise
-        encoded = time.perf_counter()
-        self.image.value = png
-        record["t_image_sent"] = time.time()
-        self._pixel_ratio = pixel_ratio
-        self._figure = figure if self._reuse_figure else None
-        self.image.width, self.image.height = str(width_px), str(height_px)
+                  "values": {k: repr(v) for k, v in self.values().items()}}
+        self._show(result, pixel_ratio, record)
         self.text.value = self.describe(result) if self.describe else ""
         self.last_update_s = time.perf_counter() - start
         self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
-        record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded, t_sent=time.time())
+        record["t_sent"] = time.time()
         UPDATE_LOG.append(record)
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
