@@ -63,7 +63,7 @@ def test_a_change_from_the_browser_is_drawn_live_then_sharp(monkeypatch):
         assert _png_width(ex.image.value) == css_width * _base._LIVE_PIXEL_RATIO
         assert int(ex.image.width) == css_width and ex.result[0].kernel.name.startswith("your matmul (4x")
         await asyncio.sleep(0.5)
-        return list(_base.UPDATE_LOG)
+        return [r for r in _base.UPDATE_LOG if not r.get("ahead")]
 
     log = asyncio.run(browse())
     assert [bool(r.get("sharpen")) for r in log] == [False, False, True]     # one sharp redraw
@@ -96,3 +96,106 @@ def test_log_ticks_a_plot_fixed_itself_are_kept():
     assert [t.get_text() for t in fixed.get_xticklabels()] == ["1", "2", "4", "8", "16", "32", "64"]
     assert [t.get_text() for t in free.get_xticklabels()] != ["1", "2", "4", "8", "16", "32", "64"]
     plt.close(fig)
+
+
+def _rgba(png):
+    import io
+
+    import numpy as np
+    from PIL import Image
+    return np.asarray(Image.open(io.BytesIO(bytes(png))))
+
+
+def test_the_next_step_of_a_slider_is_drawn_ahead_and_shown_only_for_its_values(monkeypatch):
+    """After a step from the browser, the steps either side of it are drawn while the kernel
+    idles; the next step is then shown from that frame, with the pixels, result and text a live
+    draw of the same values gives. A frame is never shown for other values: once another control
+    has moved, the same slider step is drawn again."""
+    import asyncio
+
+    import numpy as np
+
+    from course_lib.widgets import _base
+
+    monkeypatch.setattr(_base, "_SHARPEN_AFTER_S", 60)     # no sharp redraw in between
+    ex = roofline_explorer("H100 SXM", "bf16")
+    batch = ex.controls["batch"]
+
+    async def browse():
+        _base.UPDATE_LOG.clear()
+        batch.set_state({"index": 1})           # drawn when it arrives, then 4 and 1 drawn ahead
+        await asyncio.sleep(0.3)
+        ahead = [r["values"]["batch"] for r in _base.UPDATE_LOG if r.get("ahead")]
+        batch.set_state({"index": 2})           # shown from its frame
+        shown = dict(_base.UPDATE_LOG[-1])
+        image, text, result = bytes(ex.image.value), ex.text.value, ex.result
+        await asyncio.sleep(0.3)                # batch 8 drawn ahead, for m = 1
+        ex.controls["m"].set_state({"index": 3})
+        await asyncio.sleep(0.3)
+        batch.set_state({"index": 3})           # batch 8 with m = 8: no frame, drawn now
+        other = dict(_base.UPDATE_LOG[-1])
+        batch.set_state({"index": 2})           # the way back (drawn ahead for m = 8): shown
+        return ahead, shown, image, text, result, other, dict(_base.UPDATE_LOG[-1])
+
+    ahead, shown, image, text, result, other, back = asyncio.run(browse())
+    for pending in (ex._sharpen, ex._ahead):
+        if pending is not None:
+            pending.cancel()
+    assert ahead == ["4", "1"]                  # the same way first, then back
+    assert shown.get("drawn_ahead") and shown["draw_s"] == 0
+    values = {**ex.values(), "batch": 4, "m": 1}
+    live = _base.render_png(ex.draw, ex.compute(**values), pixel_ratio=_base._LIVE_PIXEL_RATIO)[0]
+    assert np.array_equal(_rgba(image), _rgba(live))
+    assert result == ex.compute(**values) and text == ex.describe(result)
+    assert not other.get("drawn_ahead") and other["draw_s"] > 0 and other["values"]["m"] == "8"
+    assert back.get("drawn_ahead") and back["values"]["batch"] == "4" and back["values"]["m"] == "8"
+    assert ex.result[0].kernel.name.startswith("your matmul (4x 8x8192x8192")
+
+
+def test_a_dropdown_or_a_change_from_python_draws_nothing_ahead():
+    from course_lib.widgets import _base
+
+    ex = roofline_explorer("H100 SXM", "bf16")
+    _base.UPDATE_LOG.clear()
+    ex.controls["batch"].value = 4
+    ex.controls["precision"].value = "fp8"
+    assert not any(r.get("ahead") for r in _base.UPDATE_LOG) and not ex._frames
+
+
+def test_axes_drawn_from_their_cached_layers_give_the_same_pixels(monkeypatch):
+    """The explorer canvas lays back a cached picture of each axis and legend whose look has not
+    changed: every explorer's figure, after its controls moved, is the same figure drawn by
+    matplotlib alone (to one level of 255); and a look that changes (rotated tick labels) is
+    drawn anew."""
+    import importlib
+
+    import numpy as np
+
+    from course_lib.widgets import _base, _canvas
+
+    explorers = [("roofline", "roofline_explorer"), ("latency", "occupancy_explorer"),
+                 ("tiling", "tiling_explorer"), ("economics", "serving_explorer")]
+    for module, factory in explorers:
+        ex = getattr(importlib.import_module(f"course_lib.widgets.{module}"), factory)()
+        last = list(ex.controls.values())[-1]
+        options = list(getattr(last, "_options_values", ())) or [last.min, last.max]
+        for value in options[:3]:
+            last.value = value
+        hits = _canvas.AXIS_CACHE_STATS["hits"]
+        cached = _base.render_png(ex.draw, ex.result, ex._figure)[0]
+        assert _canvas.AXIS_CACHE_STATS["hits"] > hits, factory
+        monkeypatch.setattr(_base, "cache_axis_drawing", lambda fig: None)
+        plain = _base.render_png(ex.draw, ex.result)[0]         # a new figure, matplotlib's axes
+        monkeypatch.undo()
+        # Equal, but for a level of rounding where a legend's translucent frame is laid back.
+        difference = np.abs(_rgba(cached).astype(int) - _rgba(plain).astype(int))
+        assert difference.max() <= 1, factory
+
+    ex = roofline_explorer("H100 SXM", "bf16")
+    before = _rgba(_base.render_png(ex.draw, ex.result, ex._figure)[0])
+    for label in ex._figure.axes[0].get_xticklabels():
+        label.set_rotation(30)
+    ex._figure.axes[0].xaxis.draw = ex._figure.axes[0].xaxis.draw      # still the cached draw
+    ex._figure.canvas.draw()
+    rotated = np.asarray(ex._figure.canvas.buffer_rgba())
+    assert not np.array_equal(before, rotated)

@@ -116,11 +116,14 @@ WAIT = f"""() => Promise.race([window.__benchDone,
 
 READ_LOG = ("import json as _j, course_lib.widgets._base as _b\n"
             "print(_j.dumps(list(_b.UPDATE_LOG)))\n_b.UPDATE_LOG.clear()")
+#: Run in each lesson's kernel with --no-ahead: no frame is drawn ahead, every press is drawn.
+NO_AHEAD = "import course_lib.widgets._base as _b\n_b._FRAMES_AHEAD = 0\nprint('[]')"
 
 
-def kernel_log(lab, path: str) -> list[dict]:
+def kernel_log(lab, path: str, code: str = READ_LOG) -> list[dict]:
     """The explorers' UPDATE_LOG from the kernel of the notebook at ``path`` (then cleared), read
-    on a second websocket of that kernel: its output goes to this client, not the notebook."""
+    on a second websocket of that kernel: its output goes to this client, not the notebook.
+    ``code`` runs instead of the read where given (it must print a JSON list)."""
     import uuid
 
     import websocket
@@ -137,7 +140,7 @@ def kernel_log(lab, path: str) -> list[dict]:
             "header": {"msg_id": msg_id, "msg_type": "execute_request", "username": "bench",
                        "session": uuid.uuid4().hex, "version": "5.3"},
             "parent_header": {}, "metadata": {}, "channel": "shell",
-            "content": {"code": READ_LOG, "silent": False, "store_history": False,
+            "content": {"code": code, "silent": False, "store_history": False,
                         "user_expressions": {}, "allow_stdin": False}}))
         text = ""
         deadline = time.monotonic() + 30
@@ -230,7 +233,7 @@ def _split(record: dict, updates: list[dict]) -> dict:
         row["key_to_send_ms"] = ws_out[0][1] - t_key
     if ws_in:
         row["frame_to_src_ms"] = record["t_src"] - ws_in[-1][1]
-    updates = [u for u in updates if not u.get("sharpen")]
+    updates = [u for u in updates if not u.get("sharpen") and not u.get("ahead")]
     answered = [u for u in updates if key_epoch - 0.01 <= u["t_arrived"] <= key_epoch + row["total_ms"] / 1000]
     if answered:
         u = answered[0]
@@ -240,6 +243,7 @@ def _split(record: dict, updates: list[dict]) -> dict:
         for name in ("compute", "draw", "encode", "send"):
             row[f"{name}_ms"] = u[f"{name}_s"] * 1000
         row["png_bytes"] = u["png_bytes"]
+        row["drawn_ahead"] = bool(u.get("drawn_ahead"))
         if ws_in:
             row["kernel_to_frame_ms"] = ws_in[-1][1] - ((u["t_image_sent"] * 1000) - origin)
     return row
@@ -251,7 +255,11 @@ BREAKDOWN = ("key_to_send_ms", "send_to_kernel_ms", "compute_ms", "draw_ms", "en
 
 def summarise(rows: list[dict]) -> dict:
     totals = [r["total_ms"] for r in rows]
-    summary = {"presses": len(rows), "median_ms": statistics.median(totals), "worst_ms": max(totals)}
+    summary = {"presses": len(rows), "median_ms": statistics.median(totals), "worst_ms": max(totals),
+               "drawn_ahead": sum(bool(r.get("drawn_ahead")) for r in rows)}
+    drawn = [r["total_ms"] for r in rows if not r.get("drawn_ahead")]
+    if drawn:       # the presses the kernel had to compute and draw (the first one always)
+        summary["drawn_median_ms"], summary["drawn_worst_ms"] = statistics.median(drawn), max(drawn)
     for name in BREAKDOWN + ("bytes_in", "frames_in", "png_bytes"):
         values = [r[name] for r in rows if name in r]
         if values:
@@ -259,7 +267,8 @@ def summarise(rows: list[dict]) -> dict:
     return summary
 
 
-def bench_lesson(browser, lab, lesson: Path, presses: int, drag: bool = True) -> list[dict]:
+def bench_lesson(browser, lab, lesson: Path, presses: int, drag: bool = True,
+                 ahead: bool = True) -> list[dict]:
     import test_lab as T
 
     context = browser.new_context(viewport={"width": 1400, "height": 950}, device_scale_factor=1)
@@ -278,6 +287,8 @@ def bench_lesson(browser, lab, lesson: Path, presses: int, drag: bool = True) ->
         T._run_all(page, panel, lesson.name)
         T._wait_widgets_rendered(panel, lesson.name)
         kernel_log(lab, f"{lesson.parent.name}/{lesson.name}")      # forget the updates of Run All
+        if not ahead:
+            kernel_log(lab, f"{lesson.parent.name}/{lesson.name}", NO_AHEAD)
         explorers = T._explorers(panel)
         for i in range(explorers.count()):
             explorer = explorers.nth(i)
@@ -300,7 +311,8 @@ def bench_lesson(browser, lab, lesson: Path, presses: int, drag: bool = True) ->
             if drag:
                 drag_info = _drag(page, slider, readout, {})
                 drawn = kernel_log(lab, f"{lesson.parent.name}/{lesson.name}")
-                live = [u for u in drawn if not u.get("sharpen") and u["explorer"] == entry["explorer"]]
+                live = [u for u in drawn if not u.get("sharpen") and not u.get("ahead")
+                        and u["explorer"] == entry["explorer"]]
                 last = list(live[-1]["values"].values()) if live else []
                 drag_info.update(frames_drawn=len(live), sharpened=sum(bool(u.get("sharpen")) for u in drawn),
                                  last_drawn=last,
@@ -322,11 +334,13 @@ def bench_lesson(browser, lab, lesson: Path, presses: int, drag: bool = True) ->
 
 
 def print_table(results: list[dict], load: str) -> None:
-    cols = [("median", "median_ms"), ("worst", "worst_ms"), ("key>send", "key_to_send_ms"),
+    cols = [("median", "median_ms"), ("worst", "worst_ms"), ("drawn", "drawn_median_ms"),
+            ("key>send", "key_to_send_ms"),
             (">kernel", "send_to_kernel_ms"), ("compute", "compute_ms"), ("draw", "draw_ms"),
             ("encode", "encode_ms"), ("k.send", "send_ms"), (">frame", "kernel_to_frame_ms"),
             ("frm>src", "frame_to_src_ms"), ("decode", "decode_ms")]
-    head = f"{'lesson / explorer':44s}" + "".join(f"{c:>9s}" for c, _ in cols) + f"{'KiB in':>8s}{'frames':>7s}"
+    head = f"{'lesson / explorer':44s}" + "".join(f"{c:>9s}" for c, _ in cols) + \
+        f"{'KiB in':>8s}{'frames':>7s}{'ahead':>7s}"
     print(f"key press to decoded picture in Chromium (ms; medians of {results and max((r.get('presses', 0) for r in results)) or 0} presses) -- load: {load}")
     print(head)
     print("-" * len(head))
@@ -336,7 +350,8 @@ def print_table(results: list[dict], load: str) -> None:
             print(f"{name:44s}   {r.get('skipped') or 'FAILED: ' + r.get('failed', '?')}")
             continue
         cells = "".join(f"{r[k]:9.0f}" if k in r else f"{'-':>9s}" for _, k in cols)
-        print(f"{name:44s}{cells}{r.get('bytes_in', 0) / 1024:8.0f}{r.get('frames_in', 0):7.0f}")
+        print(f"{name:44s}{cells}{r.get('bytes_in', 0) / 1024:8.0f}{r.get('frames_in', 0):7.0f}"
+              f"{r.get('drawn_ahead', 0):4d}/{r['presses']}")
     drags = [r for r in results if "drag" in r]
     if drags:
         print(f"\ndrag of the same slider ({drags[0]['drag']['moves']} mouse moves in "
@@ -354,6 +369,8 @@ def main(argv=None) -> int:
     parser.add_argument("--presses", type=int, default=8)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--no-drag", action="store_true", help="only the key presses")
+    parser.add_argument("--no-ahead", action="store_true",
+                        help="draw no frame ahead: every press computed and drawn when it arrives")
     args = parser.parse_args(argv)
     from _course import lesson_paths
     from conftest import _missing_tools, chromium, lab_server
@@ -373,7 +390,8 @@ def main(argv=None) -> int:
         for lesson in lessons:
             started = time.perf_counter()
             try:
-                got = bench_lesson(browser, lab, lesson, args.presses, drag=not args.no_drag)
+                got = bench_lesson(browser, lab, lesson, args.presses, drag=not args.no_drag,
+                                   ahead=not args.no_ahead)
             except BaseException as exc:         # pytest.fail from a helper is a BaseException
                 if isinstance(exc, KeyboardInterrupt):
                     raise

@@ -222,11 +222,19 @@ def _place(ax, anns, renderer, pad_px, avoid_lines) -> None:
         markers.append(Bbox.from_extents(x - r, y - r, x + r, y + r))
     for ann in anns:
         best, best_cost = None, None
+        # A label's box is measured once per alignment; another offset only moves it.
+        measured = {}
         for dx, dy, ha, va in _OFFSETS:
-            ann.set_position((dx, dy))
-            ann.set_horizontalalignment(ha)
-            ann.set_verticalalignment(va)
-            box = ann.get_window_extent(renderer).padded(pad_px)
+            if (ha, va) in measured:
+                box, dx0, dy0 = measured[ha, va]
+                box = box.translated((dx - dx0) * px_per_pt, (dy - dy0) * px_per_pt)
+            else:
+                ann.set_position((dx, dy))
+                ann.set_horizontalalignment(ha)
+                ann.set_verticalalignment(va)
+                box = ann.get_window_extent(renderer)
+                measured[ha, va] = (box, dx, dy)
+            box = box.padded(pad_px)
             inside = (box.x0 >= ax_box.x0 and box.x1 <= ax_box.x1 and box.y0 >= ax_box.y0
                       and box.y1 <= ax_box.y1)
             cost = (0 if inside else 1000) + 100 * sum(box.overlaps(b) for b in hard) \

@@ -23,6 +23,8 @@ import math
 import time
 from typing import Callable
 
+from ._canvas import _canvas_class, cache_axis_drawing
+
 __all__ = ["FigureExplorer", "fixed_figure", "pick", "powers_of_two", "render_png"]
 
 
@@ -40,7 +42,13 @@ _PIXEL_RATIO = 2
 #: ``_SHARPEN_AFTER_S`` the same result is drawn again at ``_PIXEL_RATIO`` (tools/bench_browser.py
 #: measures both).
 _LIVE_PIXEL_RATIO = 1
-_SHARPEN_AFTER_S = 0.6
+_SHARPEN_AFTER_S = 1.0
+#: While a hand moves a slider in the browser, the frames one step either side of it are drawn
+#: ahead in the kernel's idle time (the step in the same direction first), so the next key press
+#: or drag step is answered with a picture already drawn. Frames kept per explorer (a few KiB
+#: each); a frame is only ever shown for exactly the control values it was drawn for.
+_FRAMES_AHEAD = 2
+_FRAMES_KEPT = 24
 #: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
 _PNG_COMPRESS_LEVEL = 1
 
@@ -74,95 +82,6 @@ def _png(rgba) -> bytes:
 
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
             + chunk(b"IDAT", zlib.compress(rows, _PNG_COMPRESS_LEVEL)) + chunk(b"IEND", b""))
-
-
-def _canvas_class():
-    """An Agg canvas whose renderer draws each plain-text string from a cached bitmap.
-
-    Matplotlib 3.11 lays out and rasterises every glyph in Python on every draw: about 5 ms a
-    label, most of an explorer's redraw. An explorer redraws the same tick labels and titles
-    again and again, so its canvas rasterises a string once (FreeType's whole-string path, as
-    matplotlib did up to 3.10) and reuses the bitmap. Mathtext, and anything the fast path does
-    not support, is drawn by matplotlib as usual; the first failure switches the cache off.
-    """
-    global _CANVAS
-    if _CANVAS is not None:
-        return _CANVAS
-    from collections import OrderedDict
-
-    import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg, get_hinting_flag
-
-    class _CachedTextRenderer(RendererAgg):
-        _cache: OrderedDict = OrderedDict()
-        _limit = 4096               # strings kept (a few KiB each): bounded memory
-        enabled = True
-        _heights: dict = {}
-
-        def _get_font_height_metrics(self, prop):
-            """(ascent, descent, line gap) of ``prop``'s font in pixels, read from its tables once:
-            matplotlib reads them for every text on every draw (about a tenth of a redraw)."""
-            key = (hash(prop), prop.get_size_in_points(), self.dpi)
-            hit = self._heights.get(key)
-            if hit is None:
-                from matplotlib.font_manager import fontManager, get_font
-                hit = (None, None, None)
-                font = get_font(fontManager._find_fonts_by_props(prop))
-                for table_name, gap, ascent, descent in (
-                        ("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
-                        ("hhea", "lineGap", "ascent", "descent")):
-                    table = font.get_sfnt_table(table_name)
-                    if table is not None:
-                        scale = prop.get_size_in_points() * self.dpi / 72 / font.get_sfnt_table("head")["unitsPerEm"]
-                        hit = (table[ascent] * scale, -table[descent] * scale, table[gap] * scale)
-                        break
-                if len(self._heights) > 256:
-                    self._heights.clear()
-                self._heights[key] = hit
-            return hit
-
-        def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
-            if ismath or not _CachedTextRenderer.enabled:
-                return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-            try:
-                font = self._prepare_font(prop)
-                key = (font.fname, prop.get_size_in_points(), self.dpi, s, bool(gc.get_antialiased()))
-                hit = self._cache.get(key)
-                if hit is None:
-                    font.set_text(s, 0, flags=get_hinting_flag())
-                    font.draw_glyphs_to_bitmap(antialiased=key[-1])
-                    xo, yo = font.get_bitmap_offset()
-                    hit = (np.array(font.get_image()), xo / 64, yo / 64, font.get_descent() / 64)
-                    self._cache[key] = hit
-                    if len(self._cache) > self._limit:
-                        self._cache.popitem(last=False)
-                image, xo, yo, descent = hit
-                xd, yd = descent * math.sin(math.radians(angle)), descent * math.cos(math.radians(angle))
-                self._renderer.draw_text_image(image, round(x + xo + xd), round(y + yo + yd) + 1, angle, gc)
-            except Exception:       # another matplotlib: its own path from now on
-                _CachedTextRenderer.enabled = False
-                super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
-
-    renderers: OrderedDict = OrderedDict()
-
-    class _ExplorerCanvas(FigureCanvasAgg):
-        """One renderer per pixel size, shared by every explorer figure of that size: matplotlib
-        caches text extents per renderer, so a fresh figure measures its labels only once."""
-
-        def get_renderer(self):
-            key = (*self.get_width_height(physical=True), self.figure.dpi)
-            if key not in renderers:
-                renderers[key] = _CachedTextRenderer(*key)
-                if len(renderers) > 8:
-                    renderers.popitem(last=False)
-            self.renderer = renderers[key]
-            return self.renderer
-
-    _CANVAS = _ExplorerCanvas
-    return _CANVAS
-
-
-_CANVAS = None
 
 
 def _plain_number(value: float, _pos=None) -> str:
@@ -276,6 +195,7 @@ def render_png(draw: Callable, result, figure=None, timings: dict | None = None,
             fig.set_dpi(dpi)
             _canvas_class()(fig)
         _readable_log_axes(fig)
+        cache_axis_drawing(fig)
         canvas = fig.canvas
         canvas.draw()
         drawn = time.perf_counter()
@@ -315,6 +235,36 @@ def fixed_figure(figsize, ncols: int = 1, width_ratios=None, **margins):
     return fig, axes
 
 
+def _steps_either_side(controls: dict, change) -> list[dict]:
+    """The controls' values with the slider that just moved one step further the way it moved,
+    then one step back: where a hand on that slider goes next. Empty for controls that are not
+    sliders (a dropdown, a text box: no next step to guess)."""
+    import ipywidgets as widgets
+
+    control = change["owner"]
+    name = next((n for n, c in controls.items() if c is control), None)
+    if name is None:
+        return []
+    values = {n: c.value for n, c in controls.items()}
+    if isinstance(control, widgets.SelectionSlider):
+        options = list(control._options_values)
+        try:
+            now, before = options.index(change["new"]), options.index(change["old"])
+        except ValueError:
+            return []
+        way = 1 if now >= before else -1
+        steps = [options[i] for i in (now + way, now - way) if 0 <= i < len(options)]
+    elif isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+        way = 1 if change["new"] >= change["old"] else -1
+        digits = max(0, -math.floor(math.log10(control.step))) + 6 if control.step else 12
+        steps = [v for v in (change["new"] + way * control.step, change["new"] - way * control.step)
+                 if control.min <= v <= control.max]
+        steps = [int(v) if isinstance(control, widgets.IntSlider) else round(v, digits) for v in steps]
+    else:
+        return []
+    return [{**values, name: v} for v in steps]
+
+
 class FigureExplorer:
     def __init__(self, controls: dict, compute: Callable, draw: Callable,
                  describe: Callable | None = None, height_px: int = 430, title: str = ""):
@@ -332,6 +282,8 @@ class FigureExplorer:
         self._figure = None
         self._pixel_ratio = _PIXEL_RATIO
         self._sharpen = None        # the pending full-sharpness redraw (an asyncio TimerHandle)
+        self._ahead = None          # the pending draw-ahead (an asyncio TimerHandle)
+        self._frames: collections.OrderedDict = collections.OrderedDict()   # values -> drawn frame
         # The image is drawn at twice the size it is shown (its width and height are set in CSS
         # pixels), sharp on 2x screens; the box around it keeps ``height_px`` so the page does not
         # jump while a new figure renders.
@@ -366,15 +318,75 @@ class FigureExplorer:
                 loop = asyncio.get_running_loop()
             except RuntimeError:        # no event loop (a plain script): nothing can run later
                 loop = None
-        if self._sharpen is not None:
-            self._sharpen.cancel()
-            self._sharpen = None
+        for pending in (self._sharpen, self._ahead):
+            if pending is not None:
+                pending.cancel()
+        self._sharpen = self._ahead = None
         if loop is None:
             self.update()
             return
-        self.update(pixel_ratio=_LIVE_PIXEL_RATIO)
+        frame = self._frames.get(self._key(self.values()))
+        if frame is not None:
+            self._show_frame(frame)
+        else:
+            self.update(pixel_ratio=_LIVE_PIXEL_RATIO)
         if self._pixel_ratio != _PIXEL_RATIO:
             self._sharpen = loop.call_later(_SHARPEN_AFTER_S, self._sharpen_now)
+            ahead = [v for v in _steps_either_side(self.controls, change) if self._key(v) not in self._frames]
+            if ahead:
+                self._ahead = loop.call_soon(self._draw_ahead, loop, ahead[:_FRAMES_AHEAD])
+
+    def _key(self, values: dict) -> tuple:
+        return tuple((name, type(v).__name__, v) for name, v in values.items())
+
+    def _draw_ahead(self, loop, queue: list) -> None:
+        """Draw the first frame of ``queue`` (values of every control) at the live pixel ratio and
+        keep it; the rest follow, one per turn of the event loop, so a message from the browser
+        waits at most one frame. A frame that fails to compute or draw is left out (the update,
+        if the hand gets there, shows the error)."""
+        self._ahead = None
+        values = queue.pop(0)
+        record = {"explorer": self._title, "t_arrived": time.time(), "ahead": True,
+                  "values": {k: repr(v) for k, v in values.items()}}
+        start = time.perf_counter()
+        try:
+            result = self.compute(**values)
+            record["compute_s"] = time.perf_counter() - start
+            png, size, figure = render_png(self.draw, result, self._figure, record, _LIVE_PIXEL_RATIO)
+            self._figure = figure if self._reuse_figure else None
+            text = self.describe(result) if self.describe else ""
+        except Exception:          # a frame drawn ahead is never shown if it fails
+            self._figure = None
+        else:
+            self._keep(values, (result, png, size, text))
+            record.update(png_bytes=len(png), t_sent=time.time())
+            UPDATE_LOG.append(record)
+        if queue:
+            self._ahead = loop.call_later(0.001, self._draw_ahead, loop, queue)
+
+    def _keep(self, values: dict, frame: tuple) -> None:
+        self._frames[self._key(values)] = frame
+        while len(self._frames) > _FRAMES_KEPT:
+            self._frames.popitem(last=False)
+
+    def _show_frame(self, frame) -> None:
+        """Show a frame drawn ahead for the controls' current values: no compute, no draw."""
+        arrived, start = time.time(), time.perf_counter()
+        result, png, (width_px, height_px), text = frame
+        self.result = result
+        with self.image.hold_sync():
+            self.image.value = png
+            self.image.width, self.image.height = str(width_px), str(height_px)
+        record = {"explorer": self._title, "t_arrived": arrived, "compute_s": 0.0, "draw_s": 0.0,
+                  "encode_s": 0.0, "drawn_ahead": True, "pixel_ratio": _LIVE_PIXEL_RATIO,
+                  "values": {k: repr(v) for k, v in self.values().items()}, "t_image_sent": time.time()}
+        self._pixel_ratio = _LIVE_PIXEL_RATIO
+        self.text.value = text
+        record.update(png_bytes=len(png), send_s=time.perf_counter() - start)
+        self.last_update_s = time.perf_counter() - start
+        self.last_update_cpu_s = None
+        record["t_sent"] = time.time()
+        UPDATE_LOG.append(record)
 
     def _sharpen_now(self) -> None:
         """The shown result drawn again at ``_PIXEL_RATIO`` (the controls have rested)."""
@@ -397,11 +409,12 @@ class FigureExplorer:
             self._figure = None             # half drawn: the next update starts a new figure
             raise
         encoded = time.perf_counter()
-        self.image.value = png
+        with self.image.hold_sync():            # the picture and its size in one message
+            self.image.value = png
+            self.image.width, self.image.height = str(width_px), str(height_px)
         record["t_image_sent"] = time.time()
         self._pixel_ratio = pixel_ratio
         self._figure = figure if self._reuse_figure else None
-        self.image.width, self.image.height = str(width_px), str(height_px)
         record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded)
 
     def update(self, pixel_ratio: float = _PIXEL_RATIO) -> None:
@@ -420,6 +433,9 @@ class FigureExplorer:
                   "values": {k: repr(v) for k, v in self.values().items()}}
         self._show(result, pixel_ratio, record)
         self.text.value = self.describe(result) if self.describe else ""
+        if pixel_ratio == _LIVE_PIXEL_RATIO:        # a frame like those drawn ahead: the way back
+            self._keep(self.values(), (result, self.image.value, (int(self.image.width),
+                                                                  int(self.image.height)), self.text.value))
         self.last_update_s = time.perf_counter() - start
         self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
         record["t_sent"] = time.time()
