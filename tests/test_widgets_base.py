@@ -199,3 +199,23 @@ def test_axes_drawn_from_their_cached_layers_give_the_same_pixels(monkeypatch):
     ex._figure.canvas.draw()
     rotated = np.asarray(ex._figure.canvas.buffer_rgba())
     assert not np.array_equal(before, rotated)
+
+
+def test_the_steps_either_side_of_each_kind_of_slider():
+    import ipywidgets as widgets
+
+    from course_lib.widgets._base import _steps_either_side
+
+    def steps(control, old, new):
+        controls = {"s": control, "other": widgets.Dropdown(options=["a", "b"], value="a")}
+        control.value = new
+        return [v["s"] for v in _steps_either_side(controls, {"owner": control, "old": old, "new": new})]
+
+    assert steps(widgets.SelectionSlider(options=[1, 2, 4, 8]), 2, 4) == [8, 2]
+    assert steps(widgets.SelectionSlider(options=[1, 2, 4, 8]), 8, 4) == [2, 8]
+    assert steps(widgets.SelectionSlider(options=[1, 2, 4, 8]), 4, 8) == [4]          # at the end
+    assert steps(widgets.IntSlider(min=0, max=10, step=2), 2, 4) == [6, 2]
+    assert steps(widgets.FloatSlider(min=0, max=1, step=0.1), 0.2, 0.3) == [0.4, 0.2]
+    log = steps(widgets.FloatLogSlider(base=10, min=0, max=3.3, step=0.05), 10 ** 1.8, 10 ** 1.85)
+    assert [round(v, 6) for v in log] == [round(10 ** 1.9, 6), round(10 ** 1.8, 6)]
+    assert steps(widgets.Dropdown(options=[1, 2, 3]), 1, 2) == []

@@ -254,6 +254,13 @@ def _steps_either_side(controls: dict, change) -> list[dict]:
             return []
         way = 1 if now >= before else -1
         steps = [options[i] for i in (now + way, now - way) if 0 <= i < len(options)]
+    elif isinstance(control, widgets.FloatLogSlider):      # steps of the exponent, from min
+        way = 1 if change["new"] >= change["old"] else -1
+        if change["new"] <= 0 or not control.step:
+            return []
+        index = round((math.log(change["new"], control.base) - control.min) / control.step)
+        steps = [control.base ** (control.min + i * control.step) for i in (index + way, index - way)
+                 if control.min <= control.min + i * control.step <= control.max + 1e-9]
     elif isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
         way = 1 if change["new"] >= change["old"] else -1
         digits = max(0, -math.floor(math.log10(control.step))) + 6 if control.step else 12
@@ -337,7 +344,10 @@ class FigureExplorer:
                 self._ahead = loop.call_soon(self._draw_ahead, loop, ahead[:_FRAMES_AHEAD])
 
     def _key(self, values: dict) -> tuple:
-        return tuple((name, type(v).__name__, v) for name, v in values.items())
+        """The frame's key: every control's value; a float to nine significant digits (the browser
+        and Python may differ in the last bit of 0.1 + 0.2 or of 10 ** 1.85)."""
+        return tuple((name, type(v).__name__, float(f"{v:.9g}") if isinstance(v, float) else v)
+                     for name, v in values.items())
 
     def _draw_ahead(self, loop, queue: list) -> None:
         """Draw the first frame of ``queue`` (values of every control) at the live pixel ratio and
