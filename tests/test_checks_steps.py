@@ -21,7 +21,7 @@ from course_lib.collectives import ring_all_reduce_link_bytes
 from course_lib.exercises import feedback, variants
 from course_lib.exercises.feedback import ExerciseError
 from course_lib.exercises.registry import get_exercise, list_exercises
-from course_lib.exercises.steps import TAUGHT, _printed_forms, _prints, replayed
+from course_lib.exercises.steps import TAUGHT, _printed_forms, _prints, _replayed
 from course_lib.hardware import get_accelerator
 from course_lib.latency import littles_law, simulate_latency_hiding
 from course_lib.roofline import matmul_kernel, place_kernel
@@ -80,7 +80,7 @@ def toy():
 
 
 def _found(toy, name, **options):
-    return {m.key: (m, v) for m, v in replayed(getattr(toy, name), "01", **options)().items()}
+    return {m.key: (m, v) for m, v in _replayed(getattr(toy, name), "01", **options)().items()}
 
 
 def test_an_argument_left_at_the_functions_default_is_named(toy):
@@ -142,7 +142,7 @@ def test_nothing_generated_lands_on_the_answer_or_prints_it(toy):
     for name in ("kb_per_sm", "loads_needed", "gemv_us", "causal_elements", "busiest_link", "ridge_ratio"):
         answer = getattr(toy, name)()
         forms = _printed_forms(answer)
-        for m, value in replayed(getattr(toy, name), "01")().items():
+        for m, value in _replayed(getattr(toy, name), "01")().items():
             assert not math.isclose(value, answer, rel_tol=1e-9)
             assert not _prints(m.text, forms) and not _prints(m.hint, forms)
 
@@ -154,7 +154,7 @@ def test_a_candidate_that_would_print_the_answer_is_dropped():
         exec("from course_lib.attention import flash_attention_traffic\n"
              "def f():\n    return float(flash_attention_traffic(1000, 64, block_size=256).elements_moved > 0) * 512\n",
              module.__dict__)
-        found = {m.key for m in replayed(module.f, "06")()}
+        found = {m.key for m in _replayed(module.f, "06")()}
         assert not any("block-size" in k for k in found)      # 'block_size = 512' would print the answer
     finally:
         del sys.modules[module.__name__]
@@ -162,15 +162,15 @@ def test_a_candidate_that_would_print_the_answer_is_dropped():
 
 def test_the_module_is_left_as_it_was(toy):
     before = dict(toy.__dict__)
-    replayed(toy.loads_needed, "01")()
+    _replayed(toy.loads_needed, "01")()
     assert toy.__dict__ == before and toy.loads_needed() == math.ceil(littles_law("H200").bytes_in_flight_per_sm / 128)
 
 
 def test_replayed_refuses_what_is_not_a_function():
     with pytest.raises(TypeError, match="expected"):
-        replayed(None, "01")
+        _replayed(None, "01")
     with pytest.raises(ValueError, match="two digits"):
-        replayed(lambda: 1.0, "1")
+        _replayed(lambda: 1.0, "1")
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,3 +263,17 @@ def test_issue_26_families_the_rounds_missed_are_now_generated():
         get_exercise("01.3").check(value, None)
     with pytest.raises(ExerciseError, match=r"\[misconception: ring-all-reduce-link-bytes-length-23-one-more\]"):
         get_exercise("08.3").check(float(ring_all_reduce_link_bytes(24, 6, 4).max()), None)
+
+
+@pytest.mark.parametrize("exercise_id", ["05.3", "05.6"])
+def test_no_unit_slip_is_suggested_for_an_exponent_or_a_margin(exercise_id):
+    """Issue 26: 'twice the answer: one link direction ... check the units' fired for a loss-scale
+    exponent (05.3) and an FP8 margin (05.6), and let the answer be read off as value / 2."""
+    ex = get_exercise(exercise_id)
+    right = float(ex.answer(None))
+    for wrong in (2 * right, right / 2, 8 * right, 10 * right, right + 3):
+        if wrong == round(wrong) and wrong != right:
+            with pytest.raises(ExerciseError) as info:
+                ex.check(wrong, None)
+            text = str(info.value)
+            assert "check the unit" not in text and not re.search(r"(twice|half|times|power of ten)[^.]*answer", text)

@@ -467,7 +467,7 @@ def _add_generated(listed: dict, generated: dict, answer, rel_tol: float = 0.0, 
     of the answer, and matched by fewer than three wrong answers already kept, so that every kept
     one is still named (up to three candidates are shown for one value). The listed ones, the
     likelier, come first; a generated one never displaces them. ``alone``: a generated value is kept
-    only where no kept wrong answer matches it yet (a replayed step, see ``steps``, names a value
+    only where no kept wrong answer matches it yet (a _replayed step, see ``steps``, names a value
     no one named)."""
     out = dict(listed)
     tol = max(rel_tol, 1e-3)
