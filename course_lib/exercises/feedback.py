@@ -460,12 +460,15 @@ def _call_text(name: str, args: tuple, kwargs: dict) -> str:
 # Wrong answers generated, not listed: mistakes nobody wrote down, computed like the answer
 # --------------------------------------------------------------------------------------------
 
-def _add_generated(listed: dict, generated: dict, answer, rel_tol: float = 0.0, abs_tol: float = 0.0) -> dict:
+def _add_generated(listed: dict, generated: dict, answer, rel_tol: float = 0.0, abs_tol: float = 0.0,
+                   alone: bool = False) -> dict:
     """``listed`` with the ``generated`` wrong answers ({Misconception: value}) added after it: a
     generated value is kept only when it is a number, not within the tolerance (at least 0.1 %)
     of the answer, and matched by fewer than three wrong answers already kept, so that every kept
     one is still named (up to three candidates are shown for one value). The listed ones, the
-    likelier, come first; a generated one never displaces them."""
+    likelier, come first; a generated one never displaces them. ``alone``: a generated value is kept
+    only where no kept wrong answer matches it yet (a _replayed step, see ``steps``, names a value
+    no one named)."""
     out = dict(listed)
     tol = max(rel_tol, 1e-3)
     try:
@@ -482,7 +485,7 @@ def _add_generated(listed: dict, generated: dict, answer, rel_tol: float = 0.0, 
         near = [m for m, v in out.items() if _is_scalar_like(v) and _close(w, float(v), tol, abs_tol)]
         if any(misconception.key.startswith(getattr(m, "key", "") + "-") for m in near):
             continue                   # the same mistake, said more exactly: 'other-accelerator-h200'
-        if len(near) < 3:
+        if len(near) < (1 if alone else 3):
             out[misconception] = w
             keys.add(misconception.key)
     return out

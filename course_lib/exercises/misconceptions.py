@@ -223,8 +223,18 @@ def _extend(listed: dict, answer, *generated: dict, rel_tol: float = 0.0, abs_to
     candidate for one value."""
     out = dict(listed)
     for more in generated:
-        out = _add_generated(out, more, answer, rel_tol, abs_tol)
+        alone = getattr(more, "_alone", False)
+        out = _add_generated(out, dict(more), answer, rel_tol, abs_tol, alone)
     return out
+
+
+class _Generated(dict):
+    """A generator's wrong answers for one set of numbers, remembering whether they stand alone
+    (see :func:`course_lib.exercises.feedback._add_generated`)."""
+
+    def __init__(self, generator, params):
+        super().__init__(generator(**params))
+        self._alone = getattr(generator, "_alone", False)
 
 
 def _with_generated(listed, expected, *generators, rel_tol: float = 0.0, abs_tol: float = 0.0):
@@ -238,7 +248,7 @@ def _with_generated(listed, expected, *generators, rel_tol: float = 0.0, abs_tol
     rel_tol = check_number("rel_tol", rel_tol, min_value=0)
     abs_tol = check_number("abs_tol", abs_tol, min_value=0)
     def wrong_answers(**params):
-        return _extend(listed(**params), expected(**params), *(g(**params) for g in generators),
+        return _extend(listed(**params), expected(**params), *(_Generated(g, params) for g in generators),
                       rel_tol=rel_tol, abs_tol=abs_tol)
     wrong_answers.__doc__ = listed.__doc__
     wrong_answers._listed, wrong_answers._generators = listed, generators

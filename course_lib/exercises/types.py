@@ -137,9 +137,11 @@ def _with_default_variant(ex):
         found = _add_generated(listed(**params), _default_variant_answers(ex_id, variants, expected, params),
                               want, rel_tol, abs_tol)
         for generator in generators:
-            found = _add_generated(found, generator(**params), want, rel_tol, abs_tol)
+            found = _add_generated(found, generator(**params), want, rel_tol, abs_tol,
+                                   getattr(generator, "_alone", False))
         return found
     wrong_answers._with_default_variant = True
+    wrong_answers._listed, wrong_answers._generators = listed, generators
     return wrong_answers
 
 

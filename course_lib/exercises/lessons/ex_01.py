@@ -14,6 +14,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.steps import _replayed
 from course_lib.exercises.misconceptions import other_accelerator, _other_accelerators, shared, _with_generated
 from course_lib.hardware import get_accelerator, list_accelerators
 from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM, littles_law, occupancy,
@@ -136,6 +137,7 @@ def _kb_wrong(accelerator) -> dict:
     return wrong
 
 
+@functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
 def _warps_for_90_wrong() -> dict:
     sweep = simulate_latency_hiding(np.arange(1, 65), 24, 700)
     reaches = sweep.utilisation >= 0.9 - 1e-12
@@ -465,7 +467,7 @@ EXERCISES = [
                "Registers: 40 x 32 = 1280 per warp, allocated from four sub-partitions of 16,384.")),
     ValueExercise(
         "01.2", expected=_kb_in_flight_per_sm, rel_tol=1e-3,
-        wrong_answers=_with_generated(_kb_wrong, _kb_in_flight_per_sm, _kb_other_chips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_kb_wrong, _kb_in_flight_per_sm, _kb_other_chips, _replayed(_kb_in_flight_per_sm, "01"), rel_tol=1e-3),
         variants=_IN_FLIGHT_VARIANTS, concepts=("littles-law",),
         form="a float: kilobytes (1 kB = 1000 bytes) per SM of the {accelerator}",
         hints=("Little's law: bytes in flight = bandwidth x latency.",
@@ -474,7 +476,7 @@ EXERCISES = [
                "Divide by sm_count, then by 1e3 for kB.")),
     ValueExercise(
         "01.3", expected=_warps_for_90_percent, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_warps_for_90_wrong, concepts=("latency-hiding",),
+        wrong_answers=_with_generated(_warps_for_90_wrong, _warps_for_90_percent, _replayed(_warps_for_90_percent, "01", kinds=("default", "chip"))), concepts=("latency-hiding",),
         form="an integer: the number of resident warps (exact)",
         hints=("Run simulate_latency_hiding(np.arange(1, 65), 24, 700) and look at .utilisation.",
                "Find the first entry that reaches 0.9; n_warps starts at 1, not 0.",
@@ -491,7 +493,7 @@ EXERCISES = [
                "Whole warps per sub-partition, times the number of sub-partitions; "
                "acc.registers_per_sm is the register count.")),
     ValueExercise(
-        "01.5", expected=_spill_cap, rel_tol=0.0, abs_tol=0.0, wrong_answers=_spill_cap_wrong,
+        "01.5", expected=_spill_cap, rel_tol=0.0, abs_tol=0.0, wrong_answers=_with_generated(_spill_cap_wrong, _spill_cap, _replayed(_spill_cap, "01", integer=True)),
         concepts=("occupancy",),
         form="an integer: the register cap, one of the caps the task lists",
         hints=("For each cap, register_pressure(128, 150, caps, 12 * 1024, 'H100 SXM') gives the "
@@ -516,7 +518,7 @@ EXERCISES = [
                "multiple of 4.")),
     OptimumExercise(
         "01.7", expected=_loads_in_flight, feasible=_stream_feasible, goal="smallest",
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_loads_in_flight_wrong,
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_with_generated(_loads_in_flight_wrong, _loads_in_flight, _replayed(_loads_in_flight, "01", integer=True)),
         concepts=("littles-law", "occupancy"),
         form="an integer: the fewest independent 4-byte loads in flight per thread, k >= 1, for "
              "the H200's full memory bandwidth at the profiled latency",

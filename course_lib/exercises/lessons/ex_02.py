@@ -12,6 +12,8 @@ import numpy as np
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.misconceptions import _with_generated
+from course_lib.exercises.steps import _replayed
 from course_lib._validate import check_bool, check_int
 from course_lib.hardware import get_accelerator
 from course_lib.simt import If, Let, While, aos_addresses, coalescing, run_simt, soa_addresses
@@ -442,7 +444,7 @@ EXERCISES = [
                "Memory moves whole 32-byte sectors; in AoS each lane's 4 bytes sit 16 bytes apart.",
                "coalescing(aos_addresses(16, 4)).bytes_moved against coalescing(soa_addresses(1)).bytes_moved.")),
     ValueExercise(
-        "02.2", expected=_wave_divergence_share, rel_tol=1e-6, wrong_answers=_wave_divergence_wrong,
+        "02.2", expected=_wave_divergence_share, rel_tol=1e-6, wrong_answers=_with_generated(_wave_divergence_wrong, _wave_divergence_share, _replayed(_wave_divergence_share, "02"), rel_tol=1e-6),
         concepts=("divergence",),
         form="a float between 0 and 1: the expected fraction of wavefronts that diverge, from the "
              "probabilities (not a simulated estimate)",
@@ -450,7 +452,7 @@ EXERCISES = [
                "Use the MI300X's warp_size from the catalog as W.",
                "1 - rho**W - (1 - rho)**W.")),
     ValueExercise(
-        "02.3", expected=_loop_efficiency, rel_tol=1e-9, wrong_answers=_loop_efficiency_wrong,
+        "02.3", expected=_loop_efficiency, rel_tol=1e-9, wrong_answers=_with_generated(_loop_efficiency_wrong, _loop_efficiency, _replayed(_loop_efficiency, "02"), rel_tol=1e-9),
         concepts=("divergence", "simt-efficiency"),
         form="a float between 0 and 1: SIMT efficiency of the whole kernel",
         hints=("run_simt(kernel, 1000) returns a result with .simt_efficiency.",

@@ -15,6 +15,7 @@ from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueEx
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
 from course_lib.collectives import get_link
+from course_lib.exercises.steps import _replayed
 from course_lib.exercises.misconceptions import (_dtype_widths, other_accelerator, _other_accelerators, _peak_precisions,
                                                  shared, _with_generated)
 from course_lib.hardware import get_accelerator
@@ -393,7 +394,7 @@ EXERCISES = [
                "more bandwidth than the H100 but the same compute.")),
     ValueExercise(
         "03.2", quantity=("time", "data"), expected=_weights_from_host_ms, rel_tol=1e-3,
-        wrong_answers=_with_generated(_weights_from_host_wrong, _weights_from_host_ms, _host_copy_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_weights_from_host_wrong, _weights_from_host_ms, _host_copy_slips, _replayed(_weights_from_host_ms, "03"), rel_tol=1e-3),
         variants=_HOST_COPY_VARIANTS,
         concepts=("memory-ladder",),
         form="a float: the time in milliseconds (ms) to copy {billions} billion BF16 parameters to "
@@ -403,7 +404,7 @@ EXERCISES = [
                "Divide by host_link_bandwidth / 2 and multiply seconds by 1e3.")),
     ValueExercise(
         "03.3", expected=_fewest_ways, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_fewest_ways_wrong, concepts=("caches",),
+        wrong_answers=_with_generated(_fewest_ways_wrong, _fewest_ways, _replayed(_fewest_ways, "03")), concepts=("caches",),
         form=f"an integer: the number of ways, one of {WAYS_CHOICES}",
         hints=("Keep the capacity at 16 KiB and the line at 64 B; only the number of ways changes, "
                "and with it the number of sets.",
@@ -419,7 +420,7 @@ EXERCISES = [
                "The answer is the largest count over the 32 banks (1 when there is no conflict).")),
     ValueExercise(
         "03.5", expected=_stacks_needed, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_with_generated(_stacks_wrong, _stacks_needed, _stacks_slips),
+        wrong_answers=_with_generated(_stacks_wrong, _stacks_needed, _stacks_slips, _replayed(_stacks_needed, "03")),
         concepts=("memory-ladder",),
         form="an integer: the number of HBM3e stacks",
         hints=("Keeping the ridge point means bandwidth = peak / ridge: compute the bandwidth the "
@@ -440,7 +441,7 @@ EXERCISES = [
                "repeats; a change that makes the other one the larger stops paying there.")),
     OptimumExercise(
         "03.7", expected=_smallest_pad, feasible=_pad_feasible, goal="smallest", step=WALK_PAD_STEP,
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_smallest_pad_wrong, concepts=("caches",),
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_with_generated(_smallest_pad_wrong, _smallest_pad, _replayed(_smallest_pad, "03", integer=True, keep=lambda v: v % WALK_PAD_STEP == 0)), concepts=("caches",),
         form="an integer: the smallest pad, in float32 elements per row and a multiple of 4, that "
              "meets both targets (a 0.9 hit rate, at most a 4-way bank conflict)",
         hints=("Two models judge one pad: section 2's cache (which set each row's lines land in) and "

@@ -14,6 +14,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
 from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.steps import _replayed
 from course_lib.exercises.misconceptions import (_dtype_widths, other_accelerator, _other_accelerators, _peak_precisions,
                                                  shared, _with_generated)
 from course_lib.hardware import get_accelerator, list_accelerators
@@ -164,6 +165,7 @@ FP32_RIDGE = Misconception(
     "Take the ridge of the precision the matmul runs in: peak('bf16') over the bandwidth.")
 
 
+@functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
 def _smallest_batch_slips() -> dict:
     """Another chip's ridge, another precision's peak, another element width."""
     h100 = get_accelerator("H100 SXM")
@@ -176,6 +178,7 @@ def _smallest_batch_slips() -> dict:
                            _INTENSITY)}
 
 
+@functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
 def _smallest_batch_wrong() -> dict:
     h100 = get_accelerator("H100 SXM")
     ridge = ridge_point(h100.peak("bf16"), h100.mem_bandwidth)
@@ -469,7 +472,7 @@ EXERCISES = [
                "get_accelerator('B200').ridge_point('bf16').")),
     ValueExercise(
         "04.2", quantity=("time", "data"), expected=_decode_gemv_time_us, rel_tol=1e-3,
-        wrong_answers=_with_generated(_decode_gemv_wrong, _decode_gemv_time_us, _decode_gemv_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_decode_gemv_wrong, _decode_gemv_time_us, _decode_gemv_slips, _replayed(_decode_gemv_time_us, "04"), rel_tol=1e-3),
         variants=_GEMV_VARIANTS,
         concepts=("roofline-bound",),
         form="a float: the time in microseconds (us), not seconds, of the 1 x {hidden} GEMV on "
@@ -481,7 +484,7 @@ EXERCISES = [
                "'bf16').t_min_s is in seconds; multiply by 1e6.")),
     ValueExercise(
         "04.3", expected=_smallest_compute_bound_batch, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_with_generated(_smallest_batch_wrong, _smallest_compute_bound_batch, _smallest_batch_slips),
+        wrong_answers=_with_generated(_smallest_batch_wrong, _smallest_compute_bound_batch, _smallest_batch_slips, _replayed(_smallest_compute_bound_batch, "04")),
         concepts=("intensity", "ridge-point"),
         form="an integer: the number of tokens m (exact)",
         hints=("Compute-bound means intensity >= ridge point; the intensity grows with m.",
@@ -530,7 +533,7 @@ EXERCISES = [
                "is that prefill a multiple of 64? Compare with the need at m = 4096.")),
     OptimumExercise(
         "04.8", expected=_batch_under_target, feasible=_batch_feasible, goal="largest",
-        rel_tol=0.0, abs_tol=0.0, wrong_answers=_batch_wrong, concepts=("roofline-bound",),
+        rel_tol=0.0, abs_tol=0.0, wrong_answers=_with_generated(_batch_wrong, _batch_under_target, _replayed(_batch_under_target, "04", integer=True)), concepts=("roofline-bound",),
         form="an integer: the largest batch b whose b x 8192 by 8192 x 8192 BF16 matmul takes at most "
              "60 us at the rates the measured kernel sustains (exact)",
         hints=("Each measurement is limited by one thing: the weights' bytes at a small batch, the FLOP "

@@ -13,6 +13,7 @@ import numpy as np
 from course_lib import formats as F
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.steps import _replayed
 from course_lib.exercises.misconceptions import other_accelerator, _other_accelerators, shared, _with_generated
 from course_lib.hardware import bytes_per_element, get_accelerator
 
@@ -147,6 +148,7 @@ def _smallest_loss_scale_exponent() -> int:
     raise RuntimeError("no loss scale up to 2^63 reaches the target")
 
 
+@functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
 def _loss_scale_wrong() -> dict:
     grads = F.gradient_like(np.random.default_rng(_GRAD_SEED), _GRAD_COUNT)
     k_min = _smallest_loss_scale_exponent()
@@ -282,6 +284,7 @@ MARGIN_TOO_LARGE = Misconception(
     "Stop the sweep at the first margin whose run clips nothing.")
 
 
+@functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
 def _margin_wrong() -> dict:
     right = _smallest_safe_margin()
     steady = int(np.ceil(np.log2(_DRIFT["growth"])))       # the steady growth alone, jump ignored
@@ -565,7 +568,7 @@ EXERCISES = [
                "Compare F.encode(1/3, 'fp16').rel_error with F.encode(1/3, 'bf16').rel_error.")),
     ValueExercise(
         "05.2", quantity=("time", "data"), expected=_int4_saving_ms, rel_tol=1e-3,
-        wrong_answers=_with_generated(_int4_saving_wrong, _int4_saving_ms, _int4_saving_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_int4_saving_wrong, _int4_saving_ms, _int4_saving_slips, _replayed(_int4_saving_ms, "05"), rel_tol=1e-3),
         concepts=("bytes-per-element",),
         form="a float: milliseconds (ms) saved per full read of the weights",
         hints=("Reading N values of b bytes at bandwidth beta takes N b / beta seconds.",
@@ -574,7 +577,7 @@ EXERCISES = [
                "get_accelerator('H200').mem_bandwidth is in bytes per second; convert seconds to ms.")),
     ValueExercise(
         "05.3", expected=_smallest_loss_scale_exponent, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_loss_scale_wrong, concepts=("loss-scaling",),
+        wrong_answers=_with_generated(_loss_scale_wrong, _smallest_loss_scale_exponent, _replayed(_smallest_loss_scale_exponent, "05")), concepts=("loss-scaling",),
         form="an integer k: the loss scale is 2^k",
         hints=("Multiplying by 2^k moves every gradient up k binades, away from FP16's underflow.",
                "Loop k = 0, 1, 2, ... and call F.cast_stats(grads, 'fp16', 2.0 ** k).",
@@ -600,7 +603,7 @@ EXERCISES = [
                "Check your function against F.get_format('fp16').max_value and "
                "F.get_format('bf16').max_value.")),
     ValueExercise(
-        "05.6", expected=_smallest_safe_margin, rel_tol=0.0, abs_tol=0.0, wrong_answers=_margin_wrong,
+        "05.6", expected=_smallest_safe_margin, rel_tol=0.0, abs_tol=0.0, wrong_answers=_with_generated(_margin_wrong, _smallest_safe_margin, _replayed(_smallest_safe_margin, "05")),
         concepts=("fp8-scaling",),
         form="an integer: the margin m (the scale is divided by 2^m)",
         hints=("Delayed scaling clips at a step whose amax exceeds 2^m times the largest amax of "

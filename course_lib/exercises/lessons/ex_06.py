@@ -14,6 +14,7 @@ from course_lib.attention import DEFAULT_BLOCK_SIZE, flash_attention_traffic, na
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.decision import OptimumExercise
+from course_lib.exercises.steps import _replayed
 from course_lib.exercises.misconceptions import _dtype_widths, _other_accelerators, shared, _with_generated
 from course_lib.hardware import get_accelerator
 from course_lib.roofline import matmul_bytes
@@ -509,7 +510,7 @@ EXERCISES = [
                "Writing C happens once either way; it is a small part of the total here.")),
     ValueExercise(
         "06.2", expected=_h200_tile, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_with_generated(_h200_tile_wrong, _h200_tile, _h200_tile_slips), concepts=("tile-sizing",),
+        wrong_answers=_with_generated(_h200_tile_wrong, _h200_tile, _h200_tile_slips, _replayed(_h200_tile, "06")), concepts=("tile-sizing",),
         form="an integer: the tile side T, a multiple of 16 (exact)",
         hints=("Shared memory per block holds stages x bytes x (T x tile_k + tile_k x T).",
                "Read get_accelerator('H200').max_shared_mem_bytes_per_block; BF16 is 2 bytes.",
@@ -517,7 +518,7 @@ EXERCISES = [
                "tiling.smem_bytes_per_block checks a candidate.")),
     ValueExercise(
         "06.3", expected=_causal_saving, rel_tol=1e-6,
-        wrong_answers=_causal_saving_wrong, concepts=("flash-attention",),
+        wrong_answers=_with_generated(_causal_saving_wrong, _causal_saving, _replayed(_causal_saving, "06"), rel_tol=1e-6), concepts=("flash-attention",),
         form="a float: naive HBM elements divided by FlashAttention's (a ratio, no unit)",
         hints=("flash_attention(q, k, v, block_size=200, causal=True, return_traffic=True) returns "
                "(output, traffic); traffic.elements_moved is the count.",
@@ -536,7 +537,7 @@ EXERCISES = [
     ValueExercise(
         "06.5", expected=_softmax_saving, rel_tol=1e-9,
         wrong_answers=_with_generated(_softmax_saving_wrong, _softmax_saving, lambda: _dtype_widths(
-            lambda b: _softmax_saving() / 2 * b, "06", _FUSION), rel_tol=1e-9),
+            lambda b: _softmax_saving() / 2 * b, "06", _FUSION), _replayed(_softmax_saving, "06"), rel_tol=1e-9),
         concepts=("kernel-fusion",),
         form="a number: bytes of HBM traffic saved by fusing (exact; BF16 is 2 bytes)",
         hints=("Unfused, each kernel reads the tensors it needs from HBM and writes what it makes; fused, "
@@ -556,7 +557,7 @@ EXERCISES = [
                "Sanity check: at your budget, and not at one KiB less, the fewest-bytes tile within both "
                "budgets covers all 200 rows.")),
     ValueExercise(
-        "06.7", quantity=(), expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_attn_wrong,
+        "06.7", quantity=(), expected=_attn_fewest, rel_tol=0.0, abs_tol=0.5, wrong_answers=_with_generated(_attn_wrong, _attn_fewest, _replayed(_attn_fewest, "06"), abs_tol=0.5),
         concepts=("flash-attention", "tile-sizing"),
         form="a number: the fewest elements moved between HBM and the chip by any block_q and block_k "
              "(multiples of 16 from 16 to 1024) within 192 KiB of shared memory and 128 KiB of "

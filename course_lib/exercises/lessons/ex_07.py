@@ -20,6 +20,7 @@ from course_lib.economics import (compute_optimal, cost_per_million_tokens_usd, 
                                   get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
                                   training_time_s, weight_bytes)
 from course_lib.exercises.decision import DecisionExercise
+from course_lib.exercises.steps import _replayed
 from course_lib.exercises.misconceptions import _other_accelerators, _peak_precisions, shared, _with_generated
 from course_lib.hardware import get_accelerator
 
@@ -643,7 +644,7 @@ EXERCISES = [
                "decode_step('Llama 3 70B', 'H200', 32, 2048, 'bf16', n_devices=4).bound")),
     ValueExercise(
         "07.2", expected=_training_days, rel_tol=1e-3,
-        wrong_answers=_with_generated(_training_days_wrong, _training_days, _training_days_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_training_days_wrong, _training_days, _training_days_slips, _replayed(_training_days, "07"), rel_tol=1e-3),
         variants=_TRAINING_VARIANTS, concepts=("training-compute",),
         form="a float: days (not seconds, not hours) to train {model} on {gpus} {accelerator} GPUs",
         hints=("t = 6 N D / (u * peak * G) gives seconds.",
@@ -651,7 +652,7 @@ EXERCISES = [
                "Divide seconds by 86400 to get days.")),
     ValueExercise(
         "07.3", quantity=("unit", "time"), expected=_usd_per_million_mistral, rel_tol=1e-3,
-        wrong_answers=_with_generated(_usd_per_million_wrong, _usd_per_million_mistral, _usd_per_million_slips,
+        wrong_answers=_with_generated(_usd_per_million_wrong, _usd_per_million_mistral, _usd_per_million_slips, _replayed(_usd_per_million_mistral, "07"),
                                      rel_tol=1e-3),
         concepts=("serving-cost",),
         form="a float: US dollars per million generated tokens",
@@ -679,7 +680,7 @@ EXERCISES = [
                "in both, and query heads do not appear.")),
     ValueExercise(
         "07.6", expected=_chinchilla_params, rel_tol=1e-3,
-        wrong_answers=_chinchilla_wrong, concepts=("training-compute",),
+        wrong_answers=_with_generated(_chinchilla_wrong, _chinchilla_params, _replayed(_chinchilla_params, "07"), rel_tol=1e-3), concepts=("training-compute",),
         form="a float: the number of parameters N (not billions)",
         hints=("Two equations: C = 6 N D, and D = 20 N.",
                "Substitute D: C = 6 x 20 x N^2, then solve for N.",
@@ -694,7 +695,7 @@ EXERCISES = [
                "(arrival steps = floor(arrival_s / step_s), with step_s from decode_step at that batch).",
                "Keep every count whose p99 (steps x step_s) is at most 16 s; any of them is a valid answer.")),
     ValueExercise(
-        "07.8", quantity=("unit", "time"), expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_deployment_wrong,
+        "07.8", quantity=("unit", "time"), expected=_cheapest_deployment, rel_tol=5e-4, wrong_answers=_with_generated(_deployment_wrong, _cheapest_deployment, _replayed(_cheapest_deployment, "07"), rel_tol=5e-4),
         concepts=("serving-cost", "decode-bound", "kv-cache"),
         form="a float: dollars per million generated tokens of the cheapest deployment (2, 4 or 8 GPUs, "
              "any whole batch) whose weights and cache fit and whose decode step takes at most 20 ms",

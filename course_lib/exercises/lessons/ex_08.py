@@ -15,6 +15,7 @@ from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.economics import decode_step
 from course_lib.exercises.decision import DecisionExercise, OptimumExercise
+from course_lib.exercises.steps import _replayed
 from course_lib.exercises.misconceptions import _dtype_widths, _other_accelerators, shared, _with_generated
 from course_lib.sharing import mig_accelerator
 from course_lib.collectives import collective_time_s, get_link, ring_all_reduce_link_bytes, simulate_ring_all_reduce
@@ -452,7 +453,7 @@ EXERCISES = [
                "The link's ridge is efficiency x peak / bandwidth, with the network's 50 GB/s per direction.")),
     ValueExercise(
         "08.2", quantity=("time", "data"), expected=_h200_all_reduce_ms, rel_tol=1e-3,
-        wrong_answers=_with_generated(_all_reduce_wrong, _h200_all_reduce_ms, _all_reduce_slips, rel_tol=1e-3),
+        wrong_answers=_with_generated(_all_reduce_wrong, _h200_all_reduce_ms, _all_reduce_slips, _replayed(_h200_all_reduce_ms, "08"), rel_tol=1e-3),
         concepts=("collectives",),
         form="a float: milliseconds",
         hints=("A ring all-reduce takes 2(n-1) alpha + 2(n-1)/n * S / beta.",
@@ -461,7 +462,7 @@ EXERCISES = [
                "collective_time_s returns seconds: multiply by 1e3.")),
     ValueExercise(
         "08.3", expected=_busiest_link_bytes, rel_tol=0.0, abs_tol=0.0,
-        wrong_answers=_busiest_link_wrong, concepts=("collectives",),
+        wrong_answers=_with_generated(_busiest_link_wrong, _busiest_link_bytes, _replayed(_busiest_link_bytes, "08")), concepts=("collectives",),
         form="a number: bytes (exact)",
         hints=("Run simulate_ring_all_reduce on a (6, 23) float32 array and look at .link_bytes.",
                "23 does not divide by 6, so the chunks differ and the links do not all carry the same.",
@@ -501,7 +502,7 @@ EXERCISES = [
         "08.7", expected=_fewest_stages, feasible=lambda p: _pipeline_feasible(p), goal="smallest",
         rel_tol=0.0, abs_tol=0.0,
         wrong_answers=_with_generated(_stages_wrong, _fewest_stages, lambda: {
-            OVERHEAD_ONCE_PER_SLOT: _fewest(lambda p: _pipeline_step_ms(p, PIPE_OVERHEAD_MS / 2))}),
+            OVERHEAD_ONCE_PER_SLOT: _fewest(lambda p: _pipeline_step_ms(p, PIPE_OVERHEAD_MS / 2))}, _replayed(_fewest_stages, "08", integer=True)),
         concepts=("comm-vs-compute", "training-memory"),
         form="an integer: the fewest pipeline stages p (p divides the 48 layers) for which a 1F1B "
              "step of 20 micro-batches takes at most 2 s",
