@@ -16,7 +16,11 @@ Where the time goes, per press (medians; kernel and browser share this machine's
                ``src`` arriving in the page (the server's relay)
   frame->src   that frame to the image's new ``src`` (the widget manager and the image view)
   decode       ``src`` set to ``img.decode()`` resolved
-and the bytes and websocket frames the page received per press.
+and the bytes and websocket frames the page received per press. After a press the kernel draws
+the frames one slider step either side ahead, in its idle time (course_lib/widgets/_base.py): the
+column ``ahead`` counts the presses answered with such a frame, ``drawn`` is the median of the
+others (the first press of each explorer always; ``--no-ahead`` turns drawing ahead off, so every
+press is drawn when it arrives).
 
 The numbers depend on how busy the machine is: run it on a quiet machine and read it as a
 measurement, never as a test (e2e/test_bench_browser.py only checks that it runs and that every
@@ -40,7 +44,7 @@ sys.path.insert(0, str(REPO / "e2e"))
 
 OUT = REPO / "build" / "bench_browser.json"
 KEY_TIMEOUT_MS = 20_000
-#: Seconds between key presses: three presses a second, under FigureExplorer's 0.6 s rest before
+#: Seconds between key presses: about two presses a second, under FigureExplorer's 1 s rest before
 #: it draws a frame again at full sharpness.
 GAP_S = 0.3
 
@@ -199,7 +203,7 @@ def _drag(page, slider, readout, name_of: dict, steps: int = 20, step_s: float =
         page.mouse.move(x0 + (x1 - x0) * i / steps, y)
         time.sleep(step_s)
     page.mouse.up()
-    time.sleep(1.0 + 0.6 + 1.5)     # the last frame, then the sharper one after the hand rests
+    time.sleep(1.0 + 1.0 + 1.5)     # the last frame, then the sharper one after the hand rests
     frames = page.evaluate(f"() => window.__wsLog.slice({start})")
     sent = sum(1 for f in frames if f[0] == "out" and f[3].startswith("shell/comm_msg:update:"))
     return {"moves": steps, "drag_s": steps * step_s, "values_sent": sent,

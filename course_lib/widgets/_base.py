@@ -5,12 +5,16 @@ calls ``compute(**values)`` (a pure function), then ``draw(result)`` (a plot_* f
 returns a Figure), and shows the figure as one PNG image; the last result stays on
 ``explorer.result`` for the next cell. A draw step that takes ``ax`` draws every update after the
 first on the same figure (``render_png``): an update costs the drawing, not building axes and
-ticks again. Images are drawn at twice the size they are shown, sharp on high-density screens;
-while a hand moves a control in the browser, each frame is drawn at the size it is shown (a quarter
-of the pixels to encode, send and decode) and drawn sharp again once the controls rest. Sliders
-update while dragged: ipywidgets' frontend sends a widget's next value only when the kernel is
-idle again, keeping just the latest, so a busy kernel never draws a queue of stale frames (the
-drag in tools/bench_browser.py shows it). Errors from bad control combinations are shown as one
+ticks again, and the figure's axes and legends are laid back from cached layers while they look
+the same (``_canvas``). Images are drawn at twice the size they are shown, sharp on high-density
+screens; while a hand moves a control in the browser, each frame is drawn at the size it is shown
+(a quarter of the pixels to encode, send and decode) and drawn sharp again once the controls rest.
+While a hand is on a slider, the frames one step either side are drawn ahead in the kernel's idle
+time, so the next step is answered with a picture already drawn (exactly the one an update would
+draw: tests/test_widgets_base.py). Sliders update while dragged: ipywidgets' frontend sends a
+widget's next value only when the kernel is idle again, keeping just the latest, so a busy kernel
+never draws a queue of stale frames (the drag in tools/bench_browser.py shows it); a frame drawn
+ahead delays a value by at most one frame. Errors from bad control combinations are shown as one
 line in the output, never as a traceback. Displayed, an explorer is one output holding the widget
 and, for pages without a kernel (the course website), its initial figure and a one-line note.
 """
