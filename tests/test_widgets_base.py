@@ -219,3 +219,31 @@ def test_the_steps_either_side_of_each_kind_of_slider():
     log = steps(widgets.FloatLogSlider(base=10, min=0, max=3.3, step=0.05), 10 ** 1.8, 10 ** 1.85)
     assert [round(v, 6) for v in log] == [round(10 ** 1.9, 6), round(10 ** 1.8, 6)]
     assert steps(widgets.Dropdown(options=[1, 2, 3]), 1, 2) == []
+
+
+def test_in_a_kernel_the_shown_values_are_drawn_at_live_size_once_the_cell_is_done(monkeypatch):
+    """Displayed inside an event loop (a kernel), an explorer draws its current values at the live
+    pixel ratio once idle: the first step a hand takes finds the live-size canvas warm, and a step
+    back to the start is shown from that frame."""
+    import asyncio
+
+    from course_lib.widgets import _base
+
+    monkeypatch.setattr(_base, "_WARM_AFTER_S", 0.01)
+    monkeypatch.setattr(_base, "_SHARPEN_AFTER_S", 60)
+
+    async def display_then_step():
+        ex = roofline_explorer("H100 SXM", "bf16")
+        await asyncio.sleep(0.5)
+        warmed = ex._key(ex.values()) in ex._frames
+        ex.controls["batch"].set_state({"index": 1})
+        await asyncio.sleep(0.5)
+        ex.controls["batch"].set_state({"index": 0})            # back to the start
+        back = dict(_base.UPDATE_LOG[-1])
+        for pending in (ex._sharpen, ex._ahead):
+            if pending is not None:
+                pending.cancel()
+        return warmed, back
+
+    warmed, back = asyncio.run(display_then_step())
+    assert warmed and back.get("drawn_ahead") and back["values"]["batch"] == "1"

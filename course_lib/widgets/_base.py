@@ -53,6 +53,8 @@ _SHARPEN_AFTER_S = 1.0
 #: each); a frame is only ever shown for exactly the control values it was drawn for.
 _FRAMES_AHEAD = 2
 _FRAMES_KEPT = 24
+#: Seconds after an explorer is displayed in a kernel before its first live-size frame is drawn.
+_WARM_AFTER_S = 0.3
 #: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
 _PNG_COMPRESS_LEVEL = 1
 
@@ -313,6 +315,16 @@ class FigureExplorer:
                 control.style.description_width = "initial"     # never truncate a control's label
             control.observe(self._on_change, names="value")
         self.update()
+        # In a kernel, once the cell is done: the shown values drawn at the live pixel ratio, so
+        # the first frame a hand asks for finds the canvas's text, axes and legends drawn at that
+        # size already (and a way back to the start).
+        import asyncio
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:            # no event loop (a plain script, a test): nothing to warm
+            loop = None
+        if loop is not None:
+            self._ahead = loop.call_later(_WARM_AFTER_S, self._draw_ahead, loop, [self.values()])
 
     def values(self) -> dict:
         return {name: control.value for name, control in self.controls.items()}
