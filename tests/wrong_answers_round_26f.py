@@ -22,19 +22,18 @@ from course_lib import formats as F
 from course_lib import roofline as rl
 from course_lib.checks import variant
 from course_lib.collectives import collective_time_s, get_link, simulate_ring_all_reduce
-from course_lib.economics import (EXAMPLE_PRICE_USD_PER_DEVICE_HOUR, cost_per_million_tokens_usd,
+from course_lib.economics import (cost_per_million_tokens_usd,
                                   crossover_batch, decode_step, get_model, max_batch,
                                   simulate_batching, training_time_s)
 from course_lib.hardware import bytes_per_element, get_accelerator
 from course_lib.latency import (ASSUMED_DRAM_LATENCY_S, H100_L1_SHARED_BYTES_PER_SM,
                                 analytic_utilisation, littles_law, occupancy, register_pressure,
                                 simulate_latency_hiding, warps_to_saturate)
-from course_lib.memory import (bus_bandwidth_bytes_per_s, column_read_conflict_degree, make_trace,
-                               simulate_cache)
+from course_lib.memory import (bus_bandwidth_bytes_per_s, column_read_conflict_degree, simulate_cache)
 from course_lib.parallelism import (ParallelPlan, RECOMPUTE, estimate_training_step,
                                     simulate_pipeline, transformer_for_params)
 from course_lib.sharing import mig_accelerator
-from course_lib.simt import If, Let, While, coalescing, run_simt
+from course_lib.simt import Let, While, coalescing, run_simt
 
 
 # =============================================================================================
