@@ -81,7 +81,7 @@ NEW_ANSWERS = {
     "03.1": ["more-bandwidth-hides-the-copy"],
     "03.3": ["sets-kept-fixed-as-ways-grow", "ways-from-capacity-over-stride", "most-ways-to-be-safe"],
     "04.1": ["fp32-ridge-for-bf16"],
-    "04.3": ["square-matmul-rule-for-skinny", "fma-one-flop"],
+    "04.3": ["square-matmul-rule-for-skinny"],
     "04.6": ["headroom-against-flop-peak", "most-bytes-per-step-first"],
 }
 
@@ -123,8 +123,10 @@ def test_a_miss_that_another_mistake_shares_is_named_first():
 
 
 _LESSONS = ("01", "02", "03", "04")
+#: The entries the judged tables found right by luck (26f's module here predates its judged sets).
+_RIGHT_BY_LUCK = {"26e": set(), "26f": {23, 34, 63, 80, 81, 97, 98, 110}}
 _ROUND_CASES = [(name, i) for name, r in ROUNDS.items() for i, (eid, _, _) in enumerate(r.R)
-                if eid[:2] in _LESSONS and i not in getattr(r, "RIGHT_BY_LUCK", set())]
+                if eid[:2] in _LESSONS and i not in getattr(r, "RIGHT_BY_LUCK", _RIGHT_BY_LUCK[name])]
 
 
 @pytest.mark.parametrize("round_name, index", _ROUND_CASES)
@@ -245,12 +247,13 @@ def _simulated_share(seed, wavefronts):
     return float(np.mean(taken.any(axis=1) & ~taken.all(axis=1)))
 
 
-@pytest.mark.parametrize("seed, wavefronts", [(1, 2000), (42, 5000), (2026, 1000), (3, 100_000)])
+@pytest.mark.parametrize("seed, wavefronts", [(7, 2000), (42, 5000), (2026, 1000), (13, 50_000), (0, 3000)])
 def test_a_simulated_estimate_of_any_seed_and_size_is_named(seed, wavefronts):
     ex = get_exercise("02.2")
+    from course_lib.exercises.lessons.ex_02 import _is_printout
     estimate = _simulated_share(seed, wavefronts)
-    if math.isclose(estimate, ex.answer(None), rel_tol=ex.rel_tol):
-        pytest.skip("the sample landed on the answer")
+    if math.isclose(estimate, ex.answer(None), rel_tol=ex.rel_tol) or _is_printout(estimate, ex.answer(None)):
+        pytest.skip("the sample landed on the answer or on a printout of it")
     with pytest.raises(ExerciseError) as info:
         ex.check(estimate, None)
     assert info.value.misconception.key == "simulated-not-expected"
@@ -263,8 +266,8 @@ def test_a_rounded_printout_is_not_called_a_simulation_and_the_answer_passes():
     for printed in (round(right, 2), round(right, 3), float(f"{right:.4g}"), math.floor(right * 1e4) / 1e4):
         try:
             ex.check(printed, None)
-        except ExerciseError as error:
-            assert error.misconception is None or error.misconception.key != "simulated-not-expected", printed
+        except ExerciseError as error:          # 0.96 lies near the Poisson approximation: no name either
+            assert error.misconception is None and "rounded printout" in str(error), printed
     with pytest.raises(ExerciseError) as info:           # a number far from any estimate: no name
         ex.check(0.5, None)
     assert info.value.misconception is None

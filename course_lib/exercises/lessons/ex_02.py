@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from course_lib.exercises.feedback import (ExerciseError, Misconception, _as_scalar_answer, _error, _short,
-                                          _tolerance_text)
+from course_lib.exercises.feedback import (ExerciseError, Misconception, _as_scalar_answer, _close_note, _error,
+                                          _scalar_misconceptions, _short, _tolerance_text)
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import _NO_LEARNER, _params
 from course_lib.exercises.decision import OptimumExercise
@@ -166,37 +166,51 @@ def _rounded_forms(p: float) -> list:
     return forms
 
 
+def _is_printout(got: float, p: float) -> bool:
+    """Whether ``got`` is ``p`` as a printout shows it (see _rounded_forms), and not ``p`` itself."""
+    return got != p and any(math.isclose(got, f, rel_tol=1e-12, abs_tol=1e-15) for f in _rounded_forms(p))
+
+
 def _looks_sampled(got: float, p: float) -> bool:
     """Whether ``got`` is what a random sample of at least SAMPLED_MIN_GROUPS groups estimates for
     the probability ``p``: within SAMPLED_SIGMAS standard errors, and not a printout of ``p``."""
-    if not 0 <= got <= 1 or not 0 < p < 1:
-        return False
-    if any(math.isclose(got, f, rel_tol=1e-12, abs_tol=1e-15) for f in _rounded_forms(p)):
+    if not 0 <= got <= 1 or not 0 < p < 1 or _is_printout(got, p):
         return False
     return abs(got - p) <= SAMPLED_SIGMAS * math.sqrt(p * (1 - p) / SAMPLED_MIN_GROUPS)
 
 
 @dataclass(frozen=True)
 class _ProbabilityExercise(ValueExercise):
-    """A value exercise whose answer is an exact probability: an answer that no listed mistake
-    names but that lies within the sampling noise of a simulated estimate (see _looks_sampled) is
-    named ``sampled``, whatever sample size and seed the learner drew (one listed value cannot
-    stand for every seed)."""
+    """A value exercise whose answer is an exact probability: an answer within the sampling noise
+    of a simulated estimate (see _looks_sampled) is named ``sampled``, whatever sample size and
+    seed the learner drew (one listed value cannot stand for every seed); a listed mistake it
+    matches only roughly, not to the digit, is named after it. A rounded printout of the answer
+    (two decimals, say) is named no mistake, even where a listed value lies near it."""
 
     sampled: Misconception | None = None
 
     def check(self, answer, learner=_NO_LEARNER) -> str:
         try:
             return super().check(answer, learner)
-        except ExerciseError as error:
-            if error.misconception is not None or self.sampled is None:
+        except ExerciseError:
+            if self.sampled is None:
                 raise
             params = _params(self, learner)
             got = _as_scalar_answer(self, answer, params)
-            if not _looks_sampled(got, float(self.expected(**params))):
+            want = float(self.expected(**params))
+            # A listed mistake matched to the digit (the formula a learner typed) keeps its name.
+            listed = self.wrong_answers(**params) if self.wrong_answers is not None else {}
+            found = _scalar_misconceptions(self, params, got, want)
+            if any(math.isclose(got, float(listed[m]), rel_tol=1e-9) for m in found if m in listed):
                 raise
-            raise _error(self, f"your answer {_short(got)} is not accepted "
-                               f"({_tolerance_text(self.rel_tol, self.abs_tol)})", params, [self.sampled]) from None
+            what = f"your answer {_short(got)} is not accepted ({_tolerance_text(self.rel_tol, self.abs_tol)})"
+            if _is_printout(got, want):          # a rounded printout of the answer is no mistake's value
+                raise _error(self, what + _close_note(got, want), params, []) from None
+            if not _looks_sampled(got, want):
+                raise
+            # a listed value the sample only lands near (within the 0.1 % names allow) comes after it
+            names = [self.sampled] + [m for m in found if m != self.sampled][:2]
+            raise _error(self, what, params, names) from None
 
 
 BODY_TWO_INSTRUCTIONS = Misconception(
