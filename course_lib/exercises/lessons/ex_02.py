@@ -319,6 +319,17 @@ ACCESS_SIZE_IGNORED = Misconception(
     "Use bytes_per_access for the end of each access: a + bytes_per_access - 1.")
 
 
+RANGE_END_EXCLUDED = Misconception(
+    "sector-range-end-excluded", "The sectors of an access taken as range(first, last), which leaves "
+    "out the last one: an access that stays in one sector then counts none.", "02", _COALESCING,
+    "An access covers sectors a // 32 to (a + b - 1) // 32 inclusive: range(first, last + 1).")
+
+
+def _sectors_range_exclusive(addresses, bytes_per_access):
+    a = np.asarray(addresses)
+    return len({int(s) for lo, hi in zip(a // 32, (a + bytes_per_access - 1) // 32) for s in range(lo, hi)})
+
+
 def _sectors_contiguous(addresses, bytes_per_access):
     return int(math.ceil(len(addresses) * bytes_per_access / 32))
 
@@ -344,7 +355,8 @@ def _sectors_wrong() -> dict:
             LINES_NOT_SECTORS: _lines_touched, SECTORS_PER_LANE_ADDED: _sectors_added,
             SECTOR_SPAN: _sector_span,
             ADDRESSES_AS_INDICES: lambda a, b: _sectors(np.asarray(a) * b, b),
-            ACCESS_SIZE_IGNORED: lambda a, b: _sectors(a, 4)}
+            ACCESS_SIZE_IGNORED: lambda a, b: _sectors(a, 4),
+            RANGE_END_EXCLUDED: _sectors_range_exclusive}
 
 
 def _sector_cases(rng) -> list:

@@ -448,13 +448,20 @@ WHOLE_LINE = Misconception(
     "Try the aligned pads from 0 upwards, checking both the hit rate and the bank conflict.")
 
 
+PAD_IN_BYTES = Misconception(
+    "pad-in-bytes-not-floats", "The pad given in bytes where float32 elements were asked: each float "
+    "is 4 bytes, so the same pad in bytes is four times the count.", "03", _CACHES,
+    "Give the pad as the number of float32 elements added to each row (bytes / 4).")
+
+
 def _smallest_pad_wrong() -> dict:
     right = _smallest_pad()
     # Most likely first: a pad that shares one value is named in this order, and the first one's
     # hint is given. Solving the banks alone (section 6's pad) comes before stopping at the
     # first aligned pad.
     wrong = {BANKS_ONLY: _smallest_pad(cache=False), FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0,
-             WHOLE_LINE: WALK_LINE // 4, CACHE_ONLY: _smallest_pad(banks=False)}
+             WHOLE_LINE: WALK_LINE // 4, CACHE_ONLY: _smallest_pad(banks=False),
+             PAD_IN_BYTES: right * 4}
     return {k: v for k, v in wrong.items() if v != right}
 
 
