@@ -151,12 +151,17 @@ def _warps_for_90_wrong() -> dict:
             INDEX_NOT_COUNT: int(np.argmax(reaches)),
             SIM_DEFAULT_CYCLES: int(default_sweep.n_warps[np.argmax(default_sweep.utilisation >= 0.9 - 1e-12)]),
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
+            KNEE_TRUNCATED: int((24 + 700) // 24),
             FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
                                            .utilisation >= 0.9 - 1e-12)) + 1,
             COMPUTE_LATENCY_SWAPPED: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 700, 24)
                                                    .utilisation >= 0.9 - 1e-12)) + 1}
 
 
+KNEE_TRUNCATED = Misconception(
+    "knee-truncated", "(C + L) / C, the knee where one scheduler is always busy, rounded down: that "
+    "is where full utilisation begins, and the task asks for the first count that reaches 0.9.", "01", _SIM,
+    "Solve N C / (C + L) >= 0.9 for N, or read the sweep: the first entry that reaches 0.9.")
 LATENCY_AS_PERIOD = Misconception(
     "latency-as-period", "N C / L >= 0.9 solved: a warp's period is its compute and its wait together, "
     "C + L cycles, not the wait alone.", "01", _SIM,
@@ -186,11 +191,64 @@ def _warps_by_registers_with(registers_per_thread, accelerator, *, file_scale=1,
     return (registers // parts // per_warp) * parts
 
 
+ALLOC_ROUNDED_DOWN = Misconception(
+    "register-alloc-rounded-down", "A warp's registers rounded down to the allocation unit: a warp "
+    "that needs part of a unit still takes the whole unit, so 32 x r is rounded up, never down.", "01", _OCC,
+    "Round 32 x r up to a multiple of acc.register_alloc_unit: -(-x // unit) * unit.")
+PARTIAL_WARP_COUNTED = Misconception(
+    "partial-warp-counted", "The warps per sub-partition rounded up: a warp whose registers do not all "
+    "fit cannot be resident, so the division is rounded down.", "01", _OCC,
+    "Whole warps only: registers per sub-partition // registers per warp.")
+FRACTIONAL_WARPS = Misconception(
+    "fractional-warps", "The register file divided by a warp's registers with no rounding: warps are "
+    "whole, and a fraction of a warp's registers holds no warp.", "01", _OCC,
+    "Use integer division (//) per sub-partition, and return an int.")
+ONE_THREADS_REGISTERS = Misconception(
+    "thread-registers-for-warp", "One thread's registers taken for a warp's: a warp of warp_size "
+    "threads holds warp_size x r registers.", "01", _OCC,
+    "A warp's registers are acc.warp_size x registers_per_thread, before the rounding.")
+WARP_LIMIT_APPLIED = Misconception(
+    "warp-slot-limit-applied", "The SM's warp slots (max_warps_per_sm) applied where the register "
+    "file's limit alone was asked: with few registers per thread the register file allows more "
+    "warps than the SM has slots for.", "01", _OCC,
+    "Return what the registers alone allow; occupancy takes the minimum with the other limits later.")
+OCCUPANCY_WARPS_FOR_LIMIT = Misconception(
+    "occupancy-warps-for-register-limit", "occupancy(...).warps_per_sm, which applies every limit "
+    "(warp slots, the blocks per SM), where the register limit alone was asked.", "01", _OCC,
+    "Read the register limit itself: occupancy(32, r, 0, acc).block_limits['registers'] with one-warp "
+    "blocks, or compute it from the register file.")
+
+
 def _register_wrong() -> dict:
+    def alloc_floor(r, a):
+        acc = get_accelerator(a)
+        per_warp = max(r * acc.warp_size // acc.register_alloc_unit * acc.register_alloc_unit,
+                       acc.register_alloc_unit)
+        parts = acc.warp_alloc_granularity
+        return (acc.registers_per_sm // parts // per_warp) * parts
+
+    def per_part(r, a, divide):
+        acc = get_accelerator(a)
+        per_warp = -(-r * acc.warp_size // acc.register_alloc_unit) * acc.register_alloc_unit
+        parts = acc.warp_alloc_granularity
+        return divide(acc.registers_per_sm / parts, per_warp) * parts
+
+    def one_thread(r, a):
+        acc = get_accelerator(a)
+        per = -(-r // acc.register_alloc_unit) * acc.register_alloc_unit
+        parts = acc.warp_alloc_granularity
+        return (acc.registers_per_sm // parts // per) * parts
+
     return {shared("registers-256k", "01", "Misconceptions"):
                 lambda r, a: _warps_by_registers_with(r, a, file_scale=4),
             NO_ALLOC_ROUNDING: lambda r, a: _warps_by_registers_with(r, a, round_alloc=False),
-            NO_SUBPARTITIONS: lambda r, a: _warps_by_registers_with(r, a, subpartitions=False)}
+            NO_SUBPARTITIONS: lambda r, a: _warps_by_registers_with(r, a, subpartitions=False),
+            ALLOC_ROUNDED_DOWN: alloc_floor,
+            PARTIAL_WARP_COUNTED: lambda r, a: per_part(r, a, lambda x, y: int(np.ceil(x / y))),
+            FRACTIONAL_WARPS: lambda r, a: per_part(r, a, lambda x, y: x / y),
+            ONE_THREADS_REGISTERS: one_thread,
+            WARP_LIMIT_APPLIED: lambda r, a: min(_warps_by_registers(r, a), get_accelerator(a).max_warps_per_sm),
+            OCCUPANCY_WARPS_FOR_LIMIT: lambda r, a: occupancy(32, r, 0, a).warps_per_sm}
 
 
 def _warps_by_registers(registers_per_thread, accelerator):
@@ -213,13 +271,18 @@ _SPILL_KERNEL = dict(threads=128, registers=150, smem=12 * 1024)
 SPILL_CAPS = (255, 128, 96, 80, 64, 48)
 
 
-def _cap_rows(l1_bytes=H100_L1_SHARED_BYTES_PER_SM, count_smem=True):
+def _cap_rows(l1_bytes=H100_L1_SHARED_BYTES_PER_SM, count_smem=True, footprint=None, smem_blocks=None):
+    """(cap, resident warps, whether the spills fit in L1) per cap; ``footprint(row, occupancy)``
+    replaces the spills' bytes per SM and ``smem_blocks(occupancy)`` the blocks whose shared memory
+    is taken from the 256 KiB (known mistakes)."""
     k = _SPILL_KERNEL
     rows = []
     for r in register_pressure(k["threads"], k["registers"], SPILL_CAPS, k["smem"], "H100 SXM"):
         occ = occupancy(k["threads"], r.registers_used, k["smem"], "H100 SXM")
-        smem = occ.blocks_per_sm * occ.shared_mem_allocated_per_block if count_smem else 0
-        rows.append((r.cap, r.warps_per_sm, r.spill_footprint_per_sm <= l1_bytes - smem))
+        blocks = occ.blocks_per_sm if smem_blocks is None else smem_blocks(occ)
+        smem = blocks * occ.shared_mem_allocated_per_block if count_smem else 0
+        spilled = r.spill_footprint_per_sm if footprint is None else footprint(r, occ)
+        rows.append((r.cap, r.warps_per_sm, spilled <= l1_bytes - smem))
     return rows
 
 
@@ -238,13 +301,55 @@ NO_SPILL_CHECK = Misconception(
     "For each cap, compare the spills' footprint per SM with the L1 the resident blocks leave.")
 
 
+SPILL_TRAFFIC_AS_FOOTPRINT = Misconception(
+    "spill-traffic-as-footprint", "The spill traffic of one pass (spill_bytes_per_thread_per_pass, a "
+    "store and a reload of each spilled register) taken for the bytes the spills hold: each spilled "
+    "register occupies its 4 bytes of local memory once, so the footprint is counted twice.", "01", _OCC,
+    "Use spill_footprint_per_sm: spilled registers x 4 bytes x resident threads, each register once.")
+SPILL_REGISTERS_NOT_BYTES = Misconception(
+    "spilled-registers-not-bytes", "The spilled registers counted as bytes: each spilled register is a "
+    "32-bit word, 4 bytes of local memory, so the spills hold four times the count.", "01", _OCC,
+    "Multiply the spilled registers per thread by 4 bytes and by the resident threads.")
+SPILL_PER_BLOCK = Misconception(
+    "spill-footprint-per-block", "One block's spills compared with the SM's L1: every resident block "
+    "spills, so the footprint per SM is the spills of all its resident threads.", "01", _OCC,
+    "Multiply the spills per thread by the threads resident on the SM (warps_per_sm x 32), not by "
+    "one block's threads.")
+SMEM_ONE_BLOCK = Misconception(
+    "shared-memory-of-one-block", "One block's shared memory taken from the 256 KiB: each resident "
+    "block holds its own 12 KiB (plus the reserved 1 KiB), so the L1 left for the spills shrinks with "
+    "every block the cap lets in.", "01", _OCC,
+    "Subtract blocks_per_sm x shared_mem_allocated_per_block, with the blocks_per_sm of that cap.")
+SMEM_OF_UNCAPPED_BLOCKS = Misconception(
+    "shared-memory-at-uncapped-occupancy", "The shared memory of the blocks resident without a cap taken "
+    "for every cap: a tighter cap lets more blocks in, and each takes its shared memory from the 256 KiB.",
+    "01", _OCC, "Recount blocks_per_sm with each cap's registers before subtracting their shared memory.")
+
+
 def _spill_cap_wrong() -> dict:
     right = _spill_cap()
-    wrong = {NO_SPILL_CHECK: max(c for c in SPILL_CAPS if c < _SPILL_KERNEL["registers"]),
+    uncapped = occupancy(_SPILL_KERNEL["threads"], _SPILL_KERNEL["registers"], _SPILL_KERNEL["smem"],
+                         "H100 SXM").blocks_per_sm
+    # The computed mistakes first: a value that several give is named in this order (the spill
+    # traffic of 26e's round before the largest cap below the need, which the same cap gives).
+    wrong = {SPILL_TRAFFIC_AS_FOOTPRINT: _best_cap(_cap_rows(
+                 footprint=lambda r, occ: r.spill_bytes_per_thread_per_pass * r.warps_per_sm * 32)),
+             NO_SPILL_CHECK: max(c for c in SPILL_CAPS if c < _SPILL_KERNEL["registers"]),
              MOST_WARPS_CAP: max((w, c) for c, w, _ in _cap_rows())[1],
              NO_CAP: SPILL_CAPS[0],
-             L1_WITHOUT_SMEM: _best_cap(_cap_rows(count_smem=False))}
-    return {k: v for k, v in wrong.items() if v != right}
+             L1_WITHOUT_SMEM: _best_cap(_cap_rows(count_smem=False)),
+             SPILL_REGISTERS_NOT_BYTES: _best_cap(_cap_rows(
+                 footprint=lambda r, occ: r.spill_footprint_per_sm // 4)),
+             SPILL_PER_BLOCK: _best_cap(_cap_rows(
+                 footprint=lambda r, occ: r.spilled_per_thread * 4 * occ.threads_per_block)),
+             SMEM_ONE_BLOCK: _best_cap(_cap_rows(smem_blocks=lambda occ: 1)),
+             SMEM_OF_UNCAPPED_BLOCKS: _best_cap(_cap_rows(smem_blocks=lambda occ: uncapped))}
+    out, per_value = {}, {}
+    for k, v in wrong.items():              # at most three names for one cap, the likelier first
+        if v != right and per_value.get(v, 0) < 3:
+            out[k] = v
+            per_value[v] = per_value.get(v, 0) + 1
+    return out
 # --- 01.6 (design): the register budget that still hides the latency ---------------------------
 
 #: 01.6's kernel (task data): each warp computes C cycles, then waits L cycles for a load;
@@ -421,6 +526,14 @@ LOAD_WIDTH = Misconception(
     "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
 
 
+PROFILE_AT_MAX_WARPS = Misconception(
+    "profiled-latency-at-max-warps", "The profiled kernel's bytes in flight counted with the SM's "
+    f"maximum warps: at k = 1 its {STREAM_BASE_REGISTERS + 1} registers per thread let fewer warps in, so "
+    "it had fewer bytes in flight, and the latency Little's law reads from the profile is shorter.", "01", _LITTLE,
+    f"Count the warps resident at k = 1 with occupancy({STREAM_THREADS}, {STREAM_BASE_REGISTERS + 1}, 0, "
+    f"'{STREAM_ACCELERATOR}') before reading the latency.")
+
+
 def _smallest_loads(warps_for=None, lanes=32, scale=1.0, latency_s=None, load_bytes=STREAM_LOAD_BYTES):
     """Smallest k whose resident warps hold the bytes per SM (None past the register limit);
     ``warps_for(k)`` replaces the model of resident warps (a known mistake), ``scale`` the bytes."""
@@ -452,7 +565,9 @@ def _loads_in_flight_wrong() -> dict:
              LOADS_ROUNDED_DOWN: int(np.floor(_stream_need() / (at_right * 32 * STREAM_LOAD_BYTES))),
              LANES_FORGOTTEN: _smallest_loads(lanes=1),
              LOAD_WIDTH: _smallest_loads(load_bytes=8),
-             PER_GPU: _smallest_loads(scale=acc.sm_count)}
+             PER_GPU: _smallest_loads(scale=acc.sm_count),
+             PROFILE_AT_MAX_WARPS: _smallest_loads(
+                 latency_s=acc.max_warps_per_sm * 32 * STREAM_LOAD_BYTES * acc.sm_count / STREAM_PROFILED_BANDWIDTH)}
     return {k: v for k, v in wrong.items() if v is not None and v != right}
 
 

@@ -6,11 +6,15 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from course_lib.exercises.feedback import Misconception
+from course_lib.exercises.feedback import (ExerciseError, Misconception, _as_scalar_answer, _close_note, _error,
+                                          _scalar_misconceptions, _short, _tolerance_text)
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
+from course_lib.exercises.variants import _NO_LEARNER, _params
 from course_lib.exercises.decision import OptimumExercise
 from course_lib.exercises.misconceptions import _with_generated
 from course_lib.exercises.steps import _replayed
@@ -110,6 +114,28 @@ NEIGHBOURS_TOGETHER = Misconception(
     "Write the 32 addresses the warp reads in each layout and count the 32-byte sectors they touch.")
 
 
+#: Section 4's worked example branches with this probability (``rho = 0.02`` in the lesson's cell;
+#: the course's tests keep the two equal): a learner who reuses the cell keeps it.
+LESSON_RHO = 0.02
+
+LESSON_RHO_KEPT = Misconception(
+    "lesson-rho-kept", "Section 4's worked example's branch probability kept where the task gives its "
+    "own: the share that diverges depends steeply on rho.", "02", _WAVES,
+    "Put the task's probability into D(W) = 1 - rho^W - (1 - rho)^W, with the MI300X's W.")
+POISSON_APPROXIMATION = Misconception(
+    "poisson-approximation", "1 - exp(-W rho), the Poisson approximation, where the exact share was "
+    "asked: it is close for a rare branch, but not equal to 1 - rho^W - (1 - rho)^W.", "02", _WAVES,
+    "Use the exact probabilities: (1 - rho)^W that no lane branches, rho^W that all do.")
+EXACTLY_ONE_LANE = Misconception(
+    "exactly-one-lane-branches", "The chance that exactly one lane branches, W rho (1 - rho)^(W - 1), "
+    "where a group diverges as soon as at least one lane, and not all, take the branch.", "02", _WAVES,
+    "Count every group that is not uniform: 1 minus the two uniform cases.")
+ALL_LANES_CASE_ONLY = Misconception(
+    "only-all-lanes-case-removed", "Only the 'all lanes branch' case subtracted, 1 - rho^W: the "
+    "commonest uniform group is the one where no lane branches, (1 - rho)^W.", "02", _WAVES,
+    "Write the two uniform cases separately: all lanes branch, no lane branches.")
+
+
 def _wave_divergence_wrong() -> dict:
     rho, width = 0.05, get_accelerator("MI300X").warp_size
     nvidia = get_accelerator("H100 SXM").warp_size
@@ -120,16 +146,95 @@ def _wave_divergence_wrong() -> dict:
             UNIFORM_SHARE: rho ** width + (1 - rho) ** width,
             W_RHO: min(1.0, width * rho),
             NONE_COUNTED_TWICE: 1 - 2 * (1 - rho) ** width,
-            SIMULATED: simulated}
+            SIMULATED: simulated,
+            LESSON_RHO_KEPT: 1 - LESSON_RHO ** width - (1 - LESSON_RHO) ** width,
+            POISSON_APPROXIMATION: 1 - math.exp(-width * rho),
+            EXACTLY_ONE_LANE: width * rho * (1 - rho) ** (width - 1),
+            ALL_LANES_CASE_ONLY: 1 - rho ** width}
 
 
+#: The fewest groups a simulated estimate of 02.2 is likely drawn from (the lesson's own cell
+#: simulates 2000 wavefronts): an answer within SAMPLED_SIGMAS of its standard error is read as one.
+SAMPLED_MIN_GROUPS, SAMPLED_SIGMAS = 1000, 4
+
+
+def _rounded_forms(p: float) -> list:
+    """``p`` as a printout shows it: rounded, truncated or raised to 0 to 12 decimals or digits."""
+    forms = [float(f"{p:.{d}g}") for d in range(1, 13)]
+    for d in range(13):
+        forms += [f(p * 10 ** d) / 10 ** d for f in (round, math.floor, math.ceil)]
+    return forms
+
+
+def _is_printout(got: float, p: float) -> bool:
+    """Whether ``got`` is ``p`` as a printout shows it (see _rounded_forms), and not ``p`` itself."""
+    return got != p and any(math.isclose(got, f, rel_tol=1e-12, abs_tol=1e-15) for f in _rounded_forms(p))
+
+
+def _looks_sampled(got: float, p: float) -> bool:
+    """Whether ``got`` is what a random sample of at least SAMPLED_MIN_GROUPS groups estimates for
+    the probability ``p``: within SAMPLED_SIGMAS standard errors, and not a printout of ``p``."""
+    if not 0 <= got <= 1 or not 0 < p < 1 or _is_printout(got, p):
+        return False
+    return abs(got - p) <= SAMPLED_SIGMAS * math.sqrt(p * (1 - p) / SAMPLED_MIN_GROUPS)
+
+
+@dataclass(frozen=True)
+class _ProbabilityExercise(ValueExercise):
+    """A value exercise whose answer is an exact probability: an answer within the sampling noise
+    of a simulated estimate (see _looks_sampled) is named ``sampled``, whatever sample size and
+    seed the learner drew (one listed value cannot stand for every seed); a listed mistake it
+    matches only roughly, not to the digit, is named after it. A rounded printout of the answer
+    (two decimals, say) is named no mistake, even where a listed value lies near it."""
+
+    sampled: Misconception | None = None
+
+    def check(self, answer, learner=_NO_LEARNER) -> str:
+        try:
+            return super().check(answer, learner)
+        except ExerciseError:
+            if self.sampled is None:
+                raise
+            params = _params(self, learner)
+            got = _as_scalar_answer(self, answer, params)
+            want = float(self.expected(**params))
+            # A listed mistake matched to the digit (the formula a learner typed) keeps its name.
+            listed = self.wrong_answers(**params) if self.wrong_answers is not None else {}
+            found = _scalar_misconceptions(self, params, got, want)
+            if any(math.isclose(got, float(listed[m]), rel_tol=1e-9) for m in found if m in listed):
+                raise
+            what = f"your answer {_short(got)} is not accepted ({_tolerance_text(self.rel_tol, self.abs_tol)})"
+            if _is_printout(got, want):          # a rounded printout of the answer is no mistake's value
+                raise _error(self, what + _close_note(got, want), params, []) from None
+            if not _looks_sampled(got, want):
+                raise
+            # a listed value the sample only lands near (within the 0.1 % names allow) comes after it
+            names = [self.sampled] + [m for m in found if m != self.sampled][:2]
+            raise _error(self, what, params, names) from None
+
+
+BODY_TWO_INSTRUCTIONS = Misconception(
+    "loop-body-two-instructions", "The body written as two instructions (a = 2 i + 1 in one Let) where "
+    "the task's body has three: every instruction of the body is issued once per iteration, so the "
+    "count changes the efficiency.", "02", _HOW_BAD,
+    "Build the body exactly as the task lists it: a = i * 2, a = a + 1, i = i + 1.")
+ITERATIONS_PER_WARP = Misconception(
+    "iterations-over-max-per-warp", "Each warp's mean iterations over its most, averaged over the warps: "
+    "that leaves out the setup and the loop tests every lane issues, and the last warp's idle lanes.",
+    "02", _HOW_BAD, "Let run_simt count every issued instruction of all 1000 threads.")
+
+
+@functools.lru_cache(maxsize=None)      # a simulated kernel per mistake
 def _loop_efficiency_wrong() -> dict:
     iterations = np.arange(1000) % 7 + 1
+    warps = [iterations[i:i + 32] for i in range(0, iterations.size, 32)]
     return {MEAN_OVER_MAX: float(np.mean(iterations) / iterations.max()),
             ONE_WARP: run_simt(loop_kernel(), 32).simt_efficiency,
             LOOP_TEST_INCLUSIVE: run_simt(loop_kernel(inclusive=True), 1000).simt_efficiency,
             WHOLE_WARPS: run_simt(loop_kernel(), 1024).simt_efficiency,
-            LOOP_PLUS_ONE_DROPPED: run_simt(_loop_kernel_without_plus_one(), 1000).simt_efficiency}
+            LOOP_PLUS_ONE_DROPPED: run_simt(_loop_kernel_without_plus_one(), 1000).simt_efficiency,
+            BODY_TWO_INSTRUCTIONS: run_simt(loop_kernel(body=2), 1000).simt_efficiency,
+            ITERATIONS_PER_WARP: float(np.mean([w.mean() / w.max() for w in warps]))}
 
 
 LOOP_PLUS_ONE_DROPPED = Misconception(
@@ -146,19 +251,21 @@ def _loop_kernel_without_plus_one():
                    Let("i", lambda v: v["i"] + 1)])]
 
 
-def loop_kernel(inclusive=False):
+def loop_kernel(inclusive=False, body=3):
     """Lane t runs (t % 7) + 1 iterations of a three-instruction body (``inclusive``: the loop
-    test written with <=, one iteration more, a known mistake)."""
+    test written with <=, one iteration more; ``body=2``: a = 2 i + 1 in one instruction; both
+    known mistakes)."""
     if check_bool("inclusive", inclusive):
         def test(v):
             return v["i"] <= v["tid"] % 7 + 1
     else:
         def test(v):
             return v["i"] < v["tid"] % 7 + 1
-    return [Let("i", lambda v: 0),
-            While(test,
-                  [Let("a", lambda v: v["i"] * 2), Let("a", lambda v: v["a"] + 1),
-                   Let("i", lambda v: v["i"] + 1)])]
+    if check_int("body", body, min_value=2, max_value=3) == 3:
+        work = [Let("a", lambda v: v["i"] * 2), Let("a", lambda v: v["a"] + 1)]
+    else:
+        work = [Let("a", lambda v: v["i"] * 2 + 1)]
+    return [Let("i", lambda v: 0), While(test, work + [Let("i", lambda v: v["i"] + 1)])]
 
 
 def _loop_efficiency() -> float:
@@ -185,9 +292,71 @@ def _sectors_end_inclusive(addresses, bytes_per_access):
     return len({int(s) for lo, hi in zip(a // 32, (a + bytes_per_access) // 32) for s in range(lo, hi + 1)})
 
 
+CONTIGUOUS_ASSUMED = Misconception(
+    "lanes-assumed-contiguous", "The lanes' bytes taken to lie side by side, lanes x bytes / 32 rounded "
+    "up: that holds only for a contiguous, aligned access; a stride, a gap or a repeated address "
+    "changes the count.", "02", _COALESCING,
+    "Work from the addresses themselves: the sectors each access covers, collected in a set.")
+LINES_NOT_SECTORS = Misconception(
+    "lines-not-sectors", "128-byte cache lines counted where 32-byte sectors were asked: a line holds "
+    "four sectors, and memory moves only the sectors a warp touches.", "02", _COALESCING,
+    "Divide byte addresses by 32, the sector size, not by 128.")
+SECTORS_PER_LANE_ADDED = Misconception(
+    "sectors-per-lane-added", "Each lane's sectors added up: lanes that share a sector are served by "
+    "one transfer, so a sector is counted once however many lanes touch it.", "02", _COALESCING,
+    "Collect the sectors of all lanes in one set (or np.unique) before counting.")
+SECTOR_SPAN = Misconception(
+    "sector-span-not-set", "The span from the lowest sector to the highest, gaps included: sectors "
+    "between the accesses that no lane touches are not moved.", "02", _COALESCING,
+    "Count only the sectors some access covers: a set of sectors, not a range.")
+ADDRESSES_AS_INDICES = Misconception(
+    "addresses-taken-as-indices", "The addresses multiplied by the access size, as if they were element "
+    "indices: they are byte addresses already.", "02", _COALESCING,
+    "Use the addresses as they come: an access covers bytes a to a + b - 1.")
+ACCESS_SIZE_IGNORED = Misconception(
+    "access-size-ignored", "Every access taken as 4 bytes whatever bytes_per_access says: a wider "
+    "access covers more bytes and may reach into the next sector.", "02", _COALESCING,
+    "Use bytes_per_access for the end of each access: a + bytes_per_access - 1.")
+
+
+RANGE_END_EXCLUDED = Misconception(
+    "sector-range-end-excluded", "The sectors of an access taken as range(first, last), which leaves "
+    "out the last one: an access that stays in one sector then counts none.", "02", _COALESCING,
+    "An access covers sectors a // 32 to (a + b - 1) // 32 inclusive: range(first, last + 1).")
+
+
+def _sectors_range_exclusive(addresses, bytes_per_access):
+    a = np.asarray(addresses)
+    return len({int(s) for lo, hi in zip(a // 32, (a + bytes_per_access - 1) // 32) for s in range(lo, hi)})
+
+
+def _sectors_contiguous(addresses, bytes_per_access):
+    return int(math.ceil(len(addresses) * bytes_per_access / 32))
+
+
+def _lines_touched(addresses, bytes_per_access):
+    a = np.asarray(addresses)
+    return len({int(s) for lo, hi in zip(a // 128, (a + bytes_per_access - 1) // 128) for s in range(lo, hi + 1)})
+
+
+def _sectors_added(addresses, bytes_per_access):
+    a = np.asarray(addresses)
+    return int(np.sum((a + bytes_per_access - 1) // 32 - a // 32 + 1))
+
+
+def _sector_span(addresses, bytes_per_access):
+    a = np.asarray(addresses)
+    return int((a.max() + bytes_per_access - 1) // 32 - a.min() // 32 + 1)
+
+
 def _sectors_wrong() -> dict:
     return {ORDER_MATTERS: _sectors_in_lane_order, NO_STRADDLE: _sectors_without_straddle,
-            END_BYTE_INCLUSIVE: _sectors_end_inclusive}
+            END_BYTE_INCLUSIVE: _sectors_end_inclusive, CONTIGUOUS_ASSUMED: _sectors_contiguous,
+            LINES_NOT_SECTORS: _lines_touched, SECTORS_PER_LANE_ADDED: _sectors_added,
+            SECTOR_SPAN: _sector_span,
+            ADDRESSES_AS_INDICES: lambda a, b: _sectors(np.asarray(a) * b, b),
+            ACCESS_SIZE_IGNORED: lambda a, b: _sectors(a, 4),
+            RANGE_END_EXCLUDED: _sectors_range_exclusive}
 
 
 def _sector_cases(rng) -> list:
@@ -275,12 +444,42 @@ def _narrowest_block() -> int:
     return _narrowest()
 
 
+TID_DOWN_COLUMNS = Misconception(
+    "thread-ids-down-the-columns", "The block's threads numbered down its columns, tid = tx x height + "
+    "ty: CUDA numbers them along the rows, tid = ty x w + tx, so a warp's 32 consecutive tids run "
+    "along a row of the block, not down a column.", "02", _COALESCING,
+    "Write tx = tid % w and ty = tid // w, then the warp's 32 element indices, before counting sectors.")
+
+
+def _transposed_sectors_per_warp(width) -> float:
+    """Mean sectors per warp over 02.5's launch with the threads numbered down the columns: every
+    warp at once (4-byte loads at multiples of 4 bytes never straddle a sector)."""
+    height = BLOCK_THREADS // width
+    tid = np.arange(BLOCK_THREADS)
+    tx, ty = tid // height, tid % height
+    block_row = np.arange(TILE_ROWS // height)[:, None, None]
+    block_col = np.arange(TILE_COLS // width)[None, :, None]
+    elements = (block_row * height + ty) * TILE_PITCH + block_col * width + tx
+    sectors = np.sort((elements.reshape(-1, 32) * 4) // 32, axis=1)
+    return float(np.mean(1 + np.count_nonzero(np.diff(sectors, axis=1), axis=1)))
+
+
+@functools.lru_cache(maxsize=None)
+def _narrowest_transposed() -> int | None:
+    for width in range(1, BLOCK_THREADS + 1):
+        if _block_width_problem(width) is None and \
+                _transposed_sectors_per_warp(width) * 32 <= MOVED_PER_REQUESTED * 128 + 1e-9:
+            return width
+    return None
+
+
 def _narrowest_block_wrong() -> dict:
     right = _narrowest()
     wrong = {ROWS_ALIGNED: _narrowest(pitch=TILE_COLS * 4),        # a pitch whose rows start on sectors
              REQUESTED_NOT_MOVED: _narrowest(moved=False),
-             ONE_ROW_PER_WARP: 32}
-    return {k: v for k, v in wrong.items() if v != right}
+             ONE_ROW_PER_WARP: 32,
+             TID_DOWN_COLUMNS: _narrowest_transposed()}
+    return {k: v for k, v in wrong.items() if v is not None and v != right}
 
 
 # --- 02.6 (design): how long must the rare path be before a sort pays? --------------------------
@@ -326,6 +525,11 @@ LENGTH_ROUNDED_DOWN = Misconception(
     "length-rounded-down", "The break-even length rounded down: below it the sort costs more than "
     "it saves, so the shortest whole length that pays is the one above.", "02", _HOW_BAD,
     "Put your whole number back into both expectations and compare.")
+
+LONG_PATH_AS_EXTRA = Misconception(
+    "long-path-as-extra-length", "The long path counted as extra instructions on top of the short path: "
+    "the task's long path is the whole path a long particle runs, in place of the short one.", "02", _HOW_BAD,
+    "Put your length into particle_kernel(long_path=...) and count one all-long warp's issues.")
 
 PARTICLES = 4096
 SHORT_PATH = 10
@@ -431,7 +635,8 @@ def _shortest_paying_path_wrong() -> dict:
              EVERY_WARP_DIVERGES: with_(diverged_any=1.0),
              DIVERGED_RUNS_ONE_PATH: with_(mixed_both=False),
              SAMPLE_NOT_EXPECTED: _shortest(sample_pays),
-             LENGTH_ROUNDED_DOWN: right - 1}
+             LENGTH_ROUNDED_DOWN: right - 1,
+             LONG_PATH_AS_EXTRA: _shortest(lambda n: _sort_feasible(n + SHORT_PATH) is None, hi=1000 - SHORT_PATH)}
     return {k: v for k, v in wrong.items() if v is not None and v != right}
 
 
@@ -443,8 +648,8 @@ EXERCISES = [
         hints=("Count the bytes between lane 0's address and lane 31's in each layout.",
                "Memory moves whole 32-byte sectors; in AoS each lane's 4 bytes sit 16 bytes apart.",
                "coalescing(aos_addresses(16, 4)).bytes_moved against coalescing(soa_addresses(1)).bytes_moved.")),
-    ValueExercise(
-        "02.2", expected=_wave_divergence_share, rel_tol=1e-6, wrong_answers=_with_generated(_wave_divergence_wrong, _wave_divergence_share, _replayed(_wave_divergence_share, "02"), rel_tol=1e-6),
+    _ProbabilityExercise(
+        "02.2", expected=_wave_divergence_share, sampled=SIMULATED, rel_tol=1e-6, wrong_answers=_with_generated(_wave_divergence_wrong, _wave_divergence_share, _replayed(_wave_divergence_share, "02"), rel_tol=1e-6),
         concepts=("divergence",),
         form="a float between 0 and 1: the expected fraction of wavefronts that diverge, from the "
              "probabilities (not a simulated estimate)",

@@ -6,6 +6,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -93,9 +94,21 @@ def _h200_tile_verdict() -> str:
     return _tile_verdict(lambda m, n: 2 * (m + n))              # both slices, 2 bytes each
 
 
+MORE_BANDWIDTH_HIDES = Misconception(
+    "more-bandwidth-hides-the-copy", "The H200's larger bandwidth taken to settle it: more bandwidth "
+    "shortens the copy, but whether it hides depends on the tile's intensity, M N / (M + N) FLOP per "
+    "byte, against the H200's own ridge point, never computed here.", "03", _ASYNC,
+    "Compute both for one k step: the tile's FLOP per byte copied, and the H200's BF16 ridge point; "
+    "compare the two numbers.")
+
+
 def _h200_tile_wrong() -> dict:
-    return {ONE_OPERAND: _tile_verdict(lambda m, n: 2 * n),
-            ASYNC_FREE: "hidden"}
+    # 'hidden' is what most mistakes give: at most three names, the likeliest first
+    found = {MORE_BANDWIDTH_HIDES: "hidden",
+             ONE_OPERAND: _tile_verdict(lambda m, n: 2 * n),
+             ASYNC_FREE: "hidden"}
+    right = _h200_tile_verdict()
+    return {k: v for k, v in found.items() if v != right}
 
 
 ONE_BYTE_PARAMS = Misconception(
@@ -134,11 +147,37 @@ def _weights_from_host_wrong(billions, accelerator) -> dict:
     return wrong
 
 
+SETS_KEPT_FIXED = Misconception(
+    "sets-kept-fixed-as-ways-grow", "More ways taken to add room beside the sets the one-way cache has: "
+    "at a fixed 16 KiB, doubling the ways halves the sets, so lines that sat in different sets now "
+    "share one, and two ways can hold fewer of them than one way did.", "03", _CACHES,
+    "Run simulate_cache(trace, 16 * 1024, 64, ways) for each choice, the capacity fixed: do not reason "
+    "from the one-way run.")
+CAPACITY_OVER_STRIDE = Misconception(
+    "ways-from-capacity-over-stride", "The ways taken as the capacity over the addresses' spacing "
+    "(16 KiB / 4 KiB): that counts how many strided lines fit in the capacity, not how many land in "
+    "one set.", "03", _CACHES,
+    "For each choice, work out the number of sets (capacity / (line x ways)) and which set each of the "
+    "six lines falls into.")
+MOST_WAYS = Misconception(
+    "most-ways-to-be-safe", "The most ways among the choices, to be safe: the task asks for the "
+    "fewest that reach the target, and more ways cost power and latency on every lookup.", "03", _CACHES,
+    "Try the choices in order, from the fewest ways, and stop at the first that reaches 90 % hits.")
+
+
 def _fewest_ways_wrong() -> dict:
     trace = conflict_trace()
-    return {SIX_WAYS: len(np.unique(trace)),
-            FITS_SO_HITS: WAYS_CHOICES[0],
-            FULLY_ASSOCIATIVE: 16 * 1024 // 64}
+    # the one-way cache's sets kept while the ways grow (the capacity grows with them): the first
+    # choice that reaches the target then, the likelier of the two mistakes that answer it
+    grown = next((w for w in WAYS_CHOICES if simulate_cache(trace, 16 * 1024 * w, 64, w).hit_rate >= 0.9), None)
+    found = {SIX_WAYS: len(np.unique(trace)),
+             FITS_SO_HITS: WAYS_CHOICES[0],
+             FULLY_ASSOCIATIVE: 16 * 1024 // 64,
+             SETS_KEPT_FIXED: grown,
+             CAPACITY_OVER_STRIDE: 16 * 1024 // int(np.diff(np.unique(trace))[0]),
+             MOST_WAYS: max(WAYS_CHOICES)}
+    right = _fewest_ways()
+    return {k: v for k, v in found.items() if v is not None and v != right}
 
 
 def _weights_from_host_ms(billions, accelerator) -> float:
@@ -187,8 +226,45 @@ def _bank_from_bytes(byte_addresses) -> int:
     return int(max(max(counts), 1))
 
 
+STRIDE_OF_TWO_LANES = Misconception(
+    "stride-of-first-two-lanes", "The conflict degree read off the stride of the first two lanes, "
+    "gcd(stride, 32): that rule holds for a regular stride only; the task's lanes may read any words, "
+    "repeat one, or skip around.", "03", _BANKS,
+    "Work from every lane's address: word = address // 4, bank = word % 32, distinct words per bank.")
+EXTRA_PASSES = Misconception(
+    "conflicts-not-passes", "The extra passes (the largest count minus one) where the degree was asked: "
+    "a warp with no conflict takes one pass, degree 1, not 0.", "03", _BANKS,
+    "Return the largest number of distinct words in one bank: 1 when there is no conflict.")
+BANK_DIVIDED = Misconception(
+    "bank-by-division", "The bank taken as word // 32, the row of banks, where it is word % 32: "
+    "consecutive words go to consecutive banks.", "03", _BANKS, "bank = (address // 4) % 32.")
+DISTINCT_WORDS_TOTAL = Misconception(
+    "distinct-words-in-the-warp", "The distinct words of the whole warp counted, not per bank: words "
+    "in different banks are served in one pass.", "03", _BANKS,
+    "Group the distinct words by bank first; the degree is the largest group.")
+BANKS_USED = Misconception(
+    "banks-used-not-words-per-bank", "32 divided by the number of banks the warp uses: that matches a "
+    "regular stride, but the degree is the most distinct words any one bank must serve.", "03", _BANKS,
+    "Count distinct words per bank and take the largest count.")
+
+
+def _stride_gcd(byte_addresses) -> int:
+    a = np.asarray(byte_addresses)
+    return int(math.gcd(int(a[1] - a[0]) // BANK_BYTES, N_BANKS))
+
+
+def _degree_with(byte_addresses, bank_of) -> int:
+    words = np.unique(np.asarray(byte_addresses) // BANK_BYTES)
+    return int(np.bincount(bank_of(words)).max())
+
+
 def _bank_wrong() -> dict:
-    return {LANES_NOT_WORDS: _lanes_per_bank, BYTES_NOT_WORDS: _bank_from_bytes}
+    return {LANES_NOT_WORDS: _lanes_per_bank, BYTES_NOT_WORDS: _bank_from_bytes,
+            STRIDE_OF_TWO_LANES: _stride_gcd,
+            EXTRA_PASSES: lambda a: _reference_degree(a) - 1,
+            BANK_DIVIDED: lambda a: _degree_with(a, lambda w: w // N_BANKS),
+            DISTINCT_WORDS_TOTAL: lambda a: int(np.unique(np.asarray(a) // BANK_BYTES).size),
+            BANKS_USED: lambda a: N_BANKS // int(np.unique((np.asarray(a) // BANK_BYTES) % N_BANKS).size)}
 
 
 #: Exercise 03.5's design (task data): keep the H100 SXM's dense BF16 ridge point at the B200's
@@ -372,13 +448,20 @@ WHOLE_LINE = Misconception(
     "Try the aligned pads from 0 upwards, checking both the hit rate and the bank conflict.")
 
 
+PAD_IN_BYTES = Misconception(
+    "pad-in-bytes-not-floats", "The pad given in bytes where float32 elements were asked: each float "
+    "is 4 bytes, so the same pad in bytes is four times the count.", "03", _CACHES,
+    "Give the pad as the number of float32 elements added to each row (bytes / 4).")
+
+
 def _smallest_pad_wrong() -> dict:
     right = _smallest_pad()
     # Most likely first: a pad that shares one value is named in this order, and the first one's
     # hint is given. Solving the banks alone (section 6's pad) comes before stopping at the
     # first aligned pad.
     wrong = {BANKS_ONLY: _smallest_pad(cache=False), FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0,
-             WHOLE_LINE: WALK_LINE // 4, CACHE_ONLY: _smallest_pad(banks=False)}
+             WHOLE_LINE: WALK_LINE // 4, CACHE_ONLY: _smallest_pad(banks=False),
+             PAD_IN_BYTES: right * 4}
     return {k: v for k, v in wrong.items() if v != right}
 
 

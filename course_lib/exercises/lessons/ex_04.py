@@ -103,9 +103,13 @@ def _intensity_without_c(m, k, n, bytes_per_element=2) -> float:
 
 
 def _attention_scores_wrong() -> dict:
-    ridge = get_accelerator("B200").ridge_point("bf16")
-    return {C_WRITE: "compute" if _intensity_without_c(4096, 128, 4096) >= ridge else "memory",
-            RIDGE_TENS: "compute"}
+    b200 = get_accelerator("B200")
+    ridge = b200.ridge_point("bf16")
+    found = {C_WRITE: "compute" if _intensity_without_c(4096, 128, 4096) >= ridge else "memory",
+             RIDGE_TENS: "compute",
+             FP32_RIDGE: "compute" if matmul_intensity(4096, 128, 4096, 2) >= b200.ridge_point("fp32") else "memory"}
+    right = _attention_scores_bound()
+    return {k: v for k, v in found.items() if v != right}
 
 
 def _gemv_time_us(accelerator, hidden, nbytes) -> float:
@@ -178,6 +182,14 @@ def _smallest_batch_slips() -> dict:
                            _INTENSITY)}
 
 
+SQUARE_RULE = Misconception(
+    "square-matmul-rule-for-skinny", "The square matmul's rule, n >= 3 I* (its intensity is n / 3), "
+    "applied to an m x 8192 by 8192 x 8192 matmul: with k = n = 8192 fixed the intensity is "
+    "2 m k n / (2 (m k + k n + m n)), close to m for a small m, not m / 3.", "04", _INTENSITY,
+    "Write the intensity for this shape, m k + k n + m n elements moved, and find the first m that "
+    "reaches the ridge.")
+
+
 @functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
 def _smallest_batch_wrong() -> dict:
     h100 = get_accelerator("H100 SXM")
@@ -192,18 +204,93 @@ def _smallest_batch_wrong() -> dict:
             C_WRITE: _first_m(_intensity_without_c, ridge),
             WEIGHTS_ONLY: _first_m(lambda m, k, n, b: 2 * m * k * n / (b * k * n), ridge),
             shared("sparse-peak", "04", _SPARSITY): _first_m(matmul_intensity, 2 * ridge),
-            LAST_MEMORY_BOUND: right - 1}
+            LAST_MEMORY_BOUND: right - 1,
+            # (one FLOP per multiply-add lands where 4-byte elements, the sparse peak and the FP8
+            # peak do: three names are shown for one value, and those three were seen first)
+            SQUARE_RULE: int(np.ceil(3 * ridge))}
+
+
+C_READ_AND_WRITTEN = Misconception(
+    "c-read-and-written", "C counted as read and written, as a GEMM with beta (C = A B + C) does: the "
+    "task's matmul only writes C, so its m n elements move once.", "04", _INTENSITY,
+    "Bytes: A read once, B read once, C written once: m k + k n + m n elements.")
+FLOP_DOUBLED = Misconception(
+    "fma-four-flop", "Four FLOP per term: a multiply-add is 2 FLOP, so a matmul does 2 m k n, not "
+    "twice that.", "04", _INTENSITY, "FLOP = 2 m k n: one multiply and one add per term.")
+EXACT_ADDS = Misconception(
+    "k-minus-one-adds", "m n (2 k - 1) FLOP, each dot product's k - 1 additions counted exactly: the "
+    "course, like every roofline, counts 2 m k n (a fused multiply-add per term).", "04", _INTENSITY,
+    "Count 2 FLOP per multiply-add: F = 2 m k n.")
+BYTES_PER_FLOP = Misconception(
+    "bytes-per-flop", "Bytes per FLOP, the inverse, where intensity is FLOP per byte.", "04", _INTENSITY,
+    "Put the FLOP on top: intensity = FLOP / bytes.")
+BYTES_MULTIPLIED = Misconception(
+    "element-size-on-top", "The element size multiplied into the FLOP where it divides them: wider "
+    "elements mean more bytes, so a lower intensity.", "04", _INTENSITY,
+    "bytes = bytes_per_element x (m k + k n + m n); divide the FLOP by that.")
+ELEMENT_SIZE_FIXED = Misconception(
+    "element-size-fixed-at-two", "bytes_per_element fixed at 2 (BF16) whatever the caller passes: the "
+    "function must take the element size it is given.", "04", _INTENSITY,
+    "Use the bytes_per_element argument in the byte count; 2 is only its default.")
+BITS_NOT_BYTES = Misconception(
+    "element-size-in-bits", "The element size counted in bits (16 for BF16): intensity is FLOP per "
+    "byte.", "04", _INTENSITY, "bytes_per_element is in bytes: 2 for BF16, 4 for FP32.")
+FLOOR_DIVISION = Misconception(
+    "intensity-floor-division", "Integer division (//), which drops the fraction of the intensity: "
+    "it is a float.", "04", _INTENSITY, "Divide with /, not //.")
 
 
 def _intensity_wrong() -> dict:
+    def wrong(flop, elements, bytes_of=lambda b: b):
+        def intensity(m, k, n, bytes_per_element=2):
+            return flop(m, k, n) / (bytes_of(bytes_per_element) * elements(m, k, n))
+        return intensity
+
+    flop2, all3 = (lambda m, k, n: 2 * m * k * n), (lambda m, k, n: m * k + k * n + m * n)
     return {C_WRITE: _intensity_without_c,
             ONE_FLOP_PER_FMA: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, bytes_per_element) / 2,
-            BYTES_IGNORED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 1)}
+            BYTES_IGNORED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 1),
+            C_READ_AND_WRITTEN: wrong(flop2, lambda m, k, n: m * k + k * n + 2 * m * n),
+            WEIGHTS_ONLY: wrong(flop2, lambda m, k, n: k * n),
+            FLOP_DOUBLED: wrong(lambda m, k, n: 4 * m * k * n, all3),
+            EXACT_ADDS: wrong(lambda m, k, n: m * n * (2 * k - 1), all3),
+            BYTES_PER_FLOP: lambda m, k, n, bytes_per_element=2: 1 / matmul_intensity(m, k, n, bytes_per_element),
+            BYTES_MULTIPLIED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 1) * bytes_per_element,
+            ELEMENT_SIZE_FIXED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 2),
+            BITS_NOT_BYTES: wrong(flop2, all3, lambda b: 8 * b),
+            FLOOR_DIVISION: lambda m, k, n, bytes_per_element=2: (2 * m * k * n) // (bytes_per_element * all3(m, k, n))}
+
+
+BANDWIDTH_OVER_INTENSITY = Misconception(
+    "bandwidth-divided-by-intensity", "The bandwidth divided by the intensity: bytes/s times FLOP/byte "
+    "gives FLOP/s, so the sloped roof is bandwidth x intensity.", "04", _BOUND,
+    "Check the units: (bytes/s) x (FLOP/byte) = FLOP/s.")
+TIMES_ADDED_ROOF = Misconception(
+    "roofline-rates-combined-as-sum-of-times", "The two times added per FLOP, 1 / (1 / peak + 1 / "
+    "(bandwidth x intensity)): the roofline overlaps compute and memory, so the rate is the lower "
+    "roof itself.", "04", _BOUND, "Take np.minimum(peak, bandwidth x intensity), elementwise.")
+PEAK_ONLY_ROOF = Misconception(
+    "roofline-flat-roof-only", "The peak returned for every intensity: below the ridge a kernel is held "
+    "to bandwidth x intensity.", "04", _BOUND, "Compare the peak with bandwidth x intensity at each intensity.")
+FRACTION_OF_PEAK = Misconception(
+    "roofline-as-fraction-of-peak", "The attainable rate as a fraction of the peak: the function returns "
+    "FLOP/s.", "04", _BOUND, "Do not divide by the peak: return min(peak, bandwidth x intensity) in FLOP/s.")
+TERA_UNITS = Misconception(
+    "roofline-in-tflops", "TFLOP/s (divided by 1e12) where FLOP/s were asked: print in TFLOP/s, but "
+    "return FLOP/s.", "04", _BOUND, "Return the rate in FLOP/s, the unit the peak comes in.")
 
 
 def _roofline_wrong() -> dict:
+    def roof(i, p, b):
+        return attainable_flops(np.asarray(i, dtype=float), p, b)
+
     return {ROOFLINE_MAX: lambda i, p, b: np.maximum(p, b * np.asarray(i, dtype=float)),
-            ROOFLINE_NO_PEAK: lambda i, p, b: b * np.asarray(i, dtype=float)}
+            ROOFLINE_NO_PEAK: lambda i, p, b: b * np.asarray(i, dtype=float),
+            BANDWIDTH_OVER_INTENSITY: lambda i, p, b: np.minimum(p, b / np.asarray(i, dtype=float)),
+            TIMES_ADDED_ROOF: lambda i, p, b: 1 / (1 / p + 1 / (b * np.asarray(i, dtype=float))),
+            PEAK_ONLY_ROOF: lambda i, p, b: np.full(np.shape(i), float(p)),
+            FRACTION_OF_PEAK: lambda i, p, b: roof(i, p, b) / p,
+            TERA_UNITS: lambda i, p, b: roof(i, p, b) / 1e12}
 
 
 def _odd_size(rng, low, high) -> int:
@@ -279,16 +366,42 @@ MOST_CALLED = Misconception(
     "add up to less.", "04", _PROFILE, "For each kernel: calls x duration x (1 - fraction of roof).")
 
 
+FLOP_PEAK_HEADROOM = Misconception(
+    "headroom-against-flop-peak", "Each kernel's time per step weighed against the FLOP peak alone, "
+    "calls x (t - F / peak): a memory-bound kernel cannot run faster than its bytes allow, so most of "
+    "that distance is no time it can give back.", "04", _PROFILE,
+    "Take the roof at each kernel's own intensity: calls x duration x (1 - read_profile(...).fraction_of_roof).")
+MOST_BYTES = Misconception(
+    "most-bytes-per-step-first", "The kernel that moves the most bytes per step optimized first: a "
+    "kernel already at its memory roof moves them as fast as it can, and has nothing to give back.",
+    "04", _PROFILE, "Ask how far each kernel runs from its roof, not how much it moves.")
+LONGEST_CALL = Misconception(
+    "longest-call-first", "The kernel whose single call takes longest optimized first, whatever its "
+    "distance from its roof and its calls per step.", "04", _PROFILE,
+    "For each kernel: calls x duration x (1 - fraction of roof).")
+
+
 def _kernel_to_optimize_wrong() -> dict:
     readings = {name: read_profile(name, t, q, f, "H100 SXM", "bf16")
                 for name, (t, q, f, _) in _STEP_PROFILE.items()}
     per_call = {name: t * (1 - readings[name].fraction_of_roof) for name, (t, *_rest) in _STEP_PROFILE.items()}
-    wrong = {FURTHEST_FROM_ROOF: min(readings, key=lambda n: readings[n].fraction_of_roof),
+    against_peak = _recoverable_s(lambda r: r.compute_fraction)
+    # One choice, several mistakes: the likeliest first (26e's round: the headroom against the FLOP
+    # peak, weighed per step, before the most-called kernel); at most three names for one choice.
+    wrong = {FLOP_PEAK_HEADROOM: max(against_peak, key=against_peak.get),
+             FURTHEST_FROM_ROOF: min(readings, key=lambda n: readings[n].fraction_of_roof),
              PEAK_FLOPS_ROOF: min(readings, key=lambda n: readings[n].compute_fraction),
              PER_CALL_ONLY: max(per_call, key=per_call.get),
-             MOST_CALLED: max(_STEP_PROFILE, key=lambda n: _STEP_PROFILE[n][3])}
+             MOST_CALLED: max(_STEP_PROFILE, key=lambda n: _STEP_PROFILE[n][3]),
+             MOST_BYTES: max(_STEP_PROFILE, key=lambda n: _STEP_PROFILE[n][1] * _STEP_PROFILE[n][3]),
+             LONGEST_CALL: max(_STEP_PROFILE, key=lambda n: _STEP_PROFILE[n][0])}
     right = _kernel_to_optimize()
-    return {k: v for k, v in wrong.items() if v != right}
+    out, per_choice = {}, {}
+    for k, v in wrong.items():
+        if v != right and per_choice.get(v, 0) < 3:
+            out[k] = v
+            per_choice[v] = per_choice.get(v, 0) + 1
+    return out
 # --- 04.7 (what-if): the L2 bandwidth at which a fixed 64 x 64 tile costs nothing at any prefill --
 
 _HIER = "6. The hierarchical roofline"
