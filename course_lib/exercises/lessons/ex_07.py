@@ -367,13 +367,9 @@ def _chinchilla_wrong() -> dict:
             RATIO_INVERTED: math.sqrt(c * 20 / 6),
             BUDGET_TEN_TIMES_LESS: compute_optimal(c / 10, 20).params,
             BUDGET_TEN_TIMES_MORE: compute_optimal(c * 10, 20).params,
-            PARAMS_IN_BILLIONS: right.params / 1e9,
             TOKENS_IN_BILLIONS: right.tokens / 1e9}
 
 
-PARAMS_IN_BILLIONS = Misconception(
-    "parameters-in-billions", "The parameters in billions where the count itself was asked: the task "
-    "wants N, not N / 1e9.", "07", _TRAINING, "Store the number of parameters, without dividing by 1e9.")
 TOKENS_IN_BILLIONS = Misconception(
     "tokens-in-billions-not-parameters", "The training tokens D, in billions, where the parameters N were "
     "asked: D = 20 N is the other half of the compute-optimal pair.", "07", _TRAINING,

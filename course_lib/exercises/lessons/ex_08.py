@@ -190,17 +190,13 @@ def _busiest_link_wrong() -> dict:
             BF16_FOR_FLOAT32: float(ring_all_reduce_link_bytes(23, 6, 2).max()),
             ALL_LINKS: float(links.sum()),
             ONE_STEP: float(simulate_ring_all_reduce(np.zeros((n, 23), dtype=np.float32)).step_bytes.max()),
+            # (the largest chunk at every step gives what one more value, 24, gives: the replay names that)
             **{k: v for k, v in {
-                LARGEST_CHUNK_EVERY_STEP: float(2 * (n - 1) * math.ceil(23 / n) * 4),
                 SMALLEST_CHUNK_EVERY_STEP: float(2 * (n - 1) * (23 // n) * 4),
                 ONE_HALF_OF_THE_RING: float(ring_all_reduce_link_bytes(23, 6, 4).max()) / 2,
             }.items() if v != float(links.max())}}
 
 
-LARGEST_CHUNK_EVERY_STEP = Misconception(
-    "largest-chunk-every-step", "The largest chunk, ceil(23 / 6) values, taken to cross the link at every "
-    "one of the 2 (n - 1) steps: the chunks differ in size, and a link carries each of them in turn.",
-    "08", _COLLECTIVES, "Simulate the ring and read .link_bytes: which chunks does the busiest link carry?")
 SMALLEST_CHUNK_EVERY_STEP = Misconception(
     "chunk-rounded-down", "23 / 6 rounded down, 3 values a chunk at every step: the values left over go "
     "into larger chunks, and the busiest link carries those.", "08", _COLLECTIVES,
