@@ -520,7 +520,7 @@ def _deploy_rates() -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def _deploy_costs(latency=True, price_devices=True, fixed_part=True, fixed_scaled=True, memory=True,
-                  inverted=False, devices=DEPLOY_DEVICES) -> dict:
+                  inverted=False, devices=DEPLOY_DEVICES, priced_as=None) -> dict:
     """{n_devices: $ per million tokens of the largest batch that fits (and meets the target)}
     (the flags other than their defaults: known mistakes)."""
     t_fixed, t_seq, m_fixed, m_seq = _deploy_rates()
@@ -538,7 +538,8 @@ def _deploy_costs(latency=True, price_devices=True, fixed_part=True, fixed_scale
                         else math.floor((DEPLOY_TARGET_S - t_fixed) / (scale * t_seq)))
         if batch >= 1:
             step_s = scale * (t_fixed + batch * t_seq) if fixed_scaled else t_fixed + scale * batch * t_seq
-            costs[n] = cost_per_million_tokens_usd(batch / step_s, DEPLOY_PRICE, n if price_devices else 1)
+            paid = (priced_as or n) if price_devices else 1
+            costs[n] = cost_per_million_tokens_usd(batch / step_s, DEPLOY_PRICE, paid)
     if not costs:
         raise RuntimeError("07.8: no deployment meets the constraints")
     return costs
@@ -612,11 +613,16 @@ def _deployment_wrong() -> dict:
              FIXED_PART_NOT_SCALED: _min_cost(fixed_scaled=False),
              MEMORY_IGNORED_DEPLOY: _min_cost(memory=False),
              MOST_GPUS: _min_cost(devices=(max(DEPLOY_DEVICES),)),
-             SCALE_INVERTED: _min_cost(inverted=True)}
+             SCALE_INVERTED: _min_cost(inverted=True),
+             PRICED_AS_PROFILED: _min_cost(priced_as=DEPLOY_PROFILED_ON)}
     # a mistake whose rule does not bind with this profile gives the answer: nothing to name
     return {k: v for k, v in wrong.items() if v is not None and abs(v - right) > 1e-9 * right}
 
 
+PRICED_AS_PROFILED = Misconception(
+    "priced-as-four-gpus", "Every deployment priced as the profile's four GPUs: a deployment of n GPUs "
+    "pays for n of them, so 8 GPUs cost twice as much per hour and 2 GPUs half.", "07", _COST,
+    "Pass each deployment's own GPU count as n_devices to cost_per_million_tokens_usd.")
 FIXED_PART_NOT_SCALED = Misconception(
     "fixed-part-not-scaled", "The fixed part of the step (the read of the weights) kept at the 4-GPU "
     "profile's value on 2 and 8 GPUs, only the part per sequence scaled: on n GPUs each one reads 1/n of "
@@ -678,12 +684,14 @@ def _best_scheme(latency: bool = True, bandwidth_tbs=None) -> str:
     return max(rates, key=rates.get)
 
 
-def _fp8_keeps_up(bandwidth_tbs, latency=True, context=SCHEME_CONTEXT, int4_today=False, memory=True) -> bool:
+def _fp8_keeps_up(bandwidth_tbs, latency=True, context=SCHEME_CONTEXT, int4_today=False, memory=True,
+                  strictly=False) -> bool:
     """FP8 level with or ahead of INT4 weights at ``bandwidth_tbs`` (``int4_today``: INT4 kept at the
-    H200's own bandwidth; ``memory`` False: batches not capped by memory: known mistakes)."""
+    H200's own bandwidth; ``memory`` False: batches not capped by memory; ``strictly``: FP8 ahead,
+    not level: known mistakes)."""
     fp8 = _scheme_serving("fp8", latency, bandwidth_tbs, context, memory)[1]
     int4 = _scheme_serving("int4 weights", latency, None if int4_today else bandwidth_tbs, context, memory)[1]
-    return fp8 >= int4
+    return fp8 > int4 if strictly else fp8 >= int4
 
 
 def _grid(tbs) -> float:
@@ -795,10 +803,15 @@ def _scheme_wrong() -> dict:
              BATCH_LINEAR_IN_BANDWIDTH: _linear_batch_tbs(),
              INT4_AT_TODAYS_BANDWIDTH: _fp8_overtakes_tbs(int4_today=True),
              COARSE_BANDWIDTH_GRID: _fp8_overtakes_coarse(),
-             SCHEME_MEMORY_IGNORED: _fp8_overtakes_tbs(memory=False)}
+             SCHEME_MEMORY_IGNORED: _fp8_overtakes_tbs(memory=False),
+             FP8_STRICTLY_AHEAD: _fp8_overtakes_tbs(strictly=True)}
     return {k: v for k, v in wrong.items() if math.isfinite(v) and abs(v - right) > SCHEME_GRID_TBS / 2}
 
 
+FP8_STRICTLY_AHEAD = Misconception(
+    "fp8-strictly-ahead", "FP8 required to serve more tokens per second than INT4 weights, where the task "
+    "asks for at least as many: at the smallest such bandwidth the two may be level.", "07", _DECODE,
+    "Compare with >=, FP8's tokens per second against INT4's, at each bandwidth.")
 INT4_AT_TODAYS_BANDWIDTH = Misconception(
     "int4-kept-at-todays-bandwidth", "FP8 on the faster HBM compared with INT4 weights on today's H200: "
     "the faster memory serves both schemes, and INT4's steps speed up too.", "07", _DECODE,

@@ -488,7 +488,22 @@ def _layout_listed() -> dict:
             PP_KEPT: _fastest_layout(lambda plan, est: _really_fits(est)
                                      and plan.pp == LAYOUT_COLLEAGUE["pp"]),
             RECOMPUTE_KEPT: _fastest_layout(lambda plan, est: _really_fits(est)
-                                            and plan.recompute == LAYOUT_COLLEAGUE["recompute"])}
+                                            and plan.recompute == LAYOUT_COLLEAGUE["recompute"]),
+            FACTOR_INVERTED: _fastest_layout(lambda plan, est: _measured_bytes(est, 1 / _activation_factor())
+                                             <= est.capacity_bytes),
+            CAPACITY_IN_GIB: _fastest_layout(lambda plan, est: _measured_bytes(est)
+                                             <= est.capacity_bytes / 1e9 * 2 ** 30)}
+
+
+FACTOR_INVERTED = Misconception(
+    "activation-factor-inverted", "The activation factor inverted, the estimate over the measurement: the "
+    "profiler measured more than the estimate counts, so every plan's activations grow by measured / "
+    "estimated, not shrink.", "08", _ZERO,
+    "Divide the measured 46.4 GB by the estimate's activations of the colleague's plan: a factor above 1.")
+CAPACITY_IN_GIB = Misconception(
+    "gpu-capacity-in-gib", "The H100's 80 GB taken as 80 GiB (80 x 2^30 bytes): the catalog's capacity is "
+    "80e9 bytes, and a plan that needs a few GB more than that does not fit.", "08", _ZERO,
+    "Compare each plan's corrected memory with est.capacity_bytes, as the estimate gives it.")
 
 
 def _layout_wrong() -> dict:
