@@ -159,7 +159,22 @@ def _causal_saving_wrong() -> dict:
             NAIVE_BYTES_FLASH_ELEMENTS: naive * 2 / causal,
             FLASH_BYTES_NAIVE_ELEMENTS: naive / (causal * 2),
             SAVING_FRACTION: 1 - causal / naive,
-            EXCESS_OVER_FLASH: (naive - causal) / causal}
+            EXCESS_OVER_FLASH: (naive - causal) / causal,
+            LESSON_HEAD_DIM: naive_attention_traffic(3000, 64).elements_moved
+            / flash_attention_traffic(3000, 64, 200, causal=True).elements_moved,
+            LESSON_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 128, causal=True).elements_moved}
+
+
+LESSON_BLOCK_SIZE = Misconception(
+    "lesson-block-size-not-the-tasks", "The lesson's block size, 128, where the task's is 200: K and V are "
+    "read once per block of queries, so the block size sets FlashAttention's count.", "06", _ATTENTION,
+    "Pass block_size=200, as the task states.")
+
+
+LESSON_HEAD_DIM = Misconception(
+    "lesson-head-dim-not-the-tasks", "The lesson's head dimension, 64, where the task's q, k and v have 48 "
+    "columns: the d terms of both counts change with it.", "06", _ATTENTION,
+    "Build q, k and v with the task's shape, (3000, 48), and count with d = 48.")
 
 
 NAIVE_BYTES_FLASH_ELEMENTS = Misconception(

@@ -16,8 +16,8 @@ import numpy as np
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
-from course_lib.economics import (compute_optimal, cost_per_million_tokens_usd, crossover_batch, decode_step,
-                                  get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
+from course_lib.economics import (EXAMPLE_PRICE_USD_PER_DEVICE_HOUR, compute_optimal, cost_per_million_tokens_usd,
+                                  crossover_batch, decode_step, get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
                                   training_time_s, weight_bytes)
 from course_lib.exercises.decision import DecisionExercise
 from course_lib.exercises.steps import _replayed
@@ -173,7 +173,14 @@ def _usd_per_million_wrong() -> dict:
             ONE_SEQUENCE: cost_per_million_tokens_usd(step.tokens_per_s / step.batch, price),
             BF16_NOT_FP8: cost_per_million_tokens_usd(
                 decode_step("Mistral 7B", "H200", 64, 3000, "bf16").tokens_per_s, price),
-            HOURLY_PER_SECOND: right * 3600}
+            HOURLY_PER_SECOND: right * 3600,
+            LESSON_PRICE: cost_per_million_tokens_usd(step.tokens_per_s, EXAMPLE_PRICE_USD_PER_DEVICE_HOUR)}
+
+
+LESSON_PRICE = Misconception(
+    "lesson-example-price", "The lesson's example price per GPU-hour where the task states its own: the "
+    "cost per token is proportional to the price.", "07", _COST,
+    "Use the price the task gives, in dollars per device-hour.")
 
 
 #: The schemes of section 7, for the slips that pass one where the task names another.
@@ -614,7 +621,8 @@ def _deployment_wrong() -> dict:
              MEMORY_IGNORED_DEPLOY: _min_cost(memory=False),
              MOST_GPUS: _min_cost(devices=(max(DEPLOY_DEVICES),)),
              SCALE_INVERTED: _min_cost(inverted=True),
-             PRICED_AS_PROFILED: _min_cost(priced_as=DEPLOY_PROFILED_ON)}
+             PRICED_AS_PROFILED: _min_cost(priced_as=DEPLOY_PROFILED_ON),
+             LESSON_PRICE: min(_deploy_costs().values()) * EXAMPLE_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE}
     # a mistake whose rule does not bind with this profile gives the answer: nothing to name
     return {k: v for k, v in wrong.items() if v is not None and abs(v - right) > 1e-9 * right}
 

@@ -622,6 +622,10 @@ OVERHEAD_ONCE_PER_SLOT = Misconception(
     "Add the overhead to the forward's time and again to the backward's.")
 
 
+FASTEST_NOT_FEWEST = Misconception(
+    "fastest-pipeline-not-fewest-stages", "The stage count with the shortest step where the fewest stages "
+    "that meet 2 s were asked: past the target, more stages only add GPUs to the pipeline.", "08", _SPLIT,
+    "Walk p up through the divisors of 48 and stop at the first whose step is at most 2 s.")
 BUBBLE_P_SLOTS = Misconception(
     "pipeline-bubble-p-slots", "The pipe's fill and drain counted as p slots, m + p in all: a balanced "
     "pipeline of p stages takes m + p - 1 slots, the last micro-batch entering p - 1 slots after the first.",
@@ -703,7 +707,8 @@ EXERCISES = [
             OVERHEAD_ONCE_PER_SLOT: _fewest(lambda p: _pipeline_step_ms(p, PIPE_OVERHEAD_MS / 2)),
             BUBBLE_P_SLOTS: _fewest(lambda p: (PIPE_MICRO + p) * (
                 (PIPE_FORWARD_MS + PIPE_BACKWARD_MS) / p + 2 * PIPE_OVERHEAD_MS)),
-            OVERHEAD_ONCE_PER_STEP: _fewest(lambda p: _pipeline_step_ms(p, 0.0) + 2 * PIPE_OVERHEAD_MS)},
+            OVERHEAD_ONCE_PER_STEP: _fewest(lambda p: _pipeline_step_ms(p, 0.0) + 2 * PIPE_OVERHEAD_MS),
+            FASTEST_NOT_FEWEST: min(_stage_counts(), key=_pipeline_step_ms)},
             _replayed(_fewest_stages, "08", integer=True)),
         concepts=("comm-vs-compute", "training-memory"),
         form="an integer: the fewest pipeline stages p (p divides the 48 layers) for which a 1F1B "
