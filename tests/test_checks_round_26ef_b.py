@@ -43,7 +43,7 @@ NAMED_NOW_26E = {
     76: "naive-bytes-over-flash-elements",
     77: "output-not-rescaled",
     78: "output-normalised-each-step",
-    82: "square-tiles-only",
+    82: "skinny-square-tiles-only",
     95: "kv-token-being-generated-counted",
     99: "cache-at-1024-most-slots",
     100: "step-timed-at-batch-one",

@@ -260,15 +260,15 @@ ONE_SCALE_PER_ROW = Misconception(
     "its own: a large value then crushes the precision of its whole row, not only of its block.", "05",
     _QUANT, "Loop over the blocks of a row, j = 0, block_size, ..., and take max|x| of each block.")
 FLOOR_NOT_ROUND = Misconception(
-    "floor-not-round", "np.floor of x / scale where rounding to the nearest integer was asked: floor "
+    "int8-floor-not-round", "np.floor of x / scale where rounding to the nearest integer was asked: floor "
     "rounds every value down, negative ones away from zero, so the error is up to a whole step.", "05",
     _QUANT, "Use np.rint (to nearest), not np.floor.")
 SIGNED_MAX = Misconception(
-    "signed-max-not-absmax", "max(block), the largest signed value, where the scale is the largest "
+    "int8-signed-max-not-absmax", "max(block), the largest signed value, where the scale is the largest "
     "magnitude, max|block|: a block whose largest magnitude is negative gets too small (or a negative) "
     "scale.", "05", _QUANT, "Take np.max(np.abs(block)) for the scale.")
 CODES_NOT_DEQUANTIZED = Misconception(
-    "codes-not-dequantized", "The integer codes returned where the dequantized values were asked: "
+    "int8-codes-not-dequantized", "The integer codes returned where the dequantized values were asked: "
     "multiply each code by its block's scale to get back to x's units.", "05", _QUANT,
     "Return codes * scale, an array close to x.")
 SHORT_BLOCK_LEFT = Misconception(
@@ -304,7 +304,7 @@ IMPLICIT_ONE_DROPPED = Misconception(
     "1.mmm, so all-ones mantissa bits give 1 + (1 - 2^-M) = 2 - 2^-M, not (2^M - 1) / 2^M = 1 - 2^-M.",
     "05", _ANATOMY, "Write the significand as 1 + mantissa / 2^M: the 1 is not stored, but it counts.")
 BIAS_OFF_BY_ONE = Misconception(
-    "bias-off-by-one", "The bias taken as 2^(E-1) where it is 2^(E-1) - 1 (127 for FP32's 8 exponent "
+    "exponent-bias-off-by-one", "The bias taken as 2^(E-1) where it is 2^(E-1) - 1 (127 for FP32's 8 exponent "
     "bits, 15 for FP16's 5): every exponent comes out one too small.", "05", _ANATOMY,
     "Check the bias against FP32: 8 exponent bits, bias 127.")
 ONE_BINADE_ABOVE = Misconception(

@@ -186,10 +186,10 @@ FLASH_BYTES_NAIVE_ELEMENTS = Misconception(
     "attention's left in elements: a ratio of two counts needs both in the same unit.", "06", _ATTENTION,
     "Divide elements by elements (4 N^2 + 4 N d against traffic.elements_moved), or bytes by bytes.")
 SAVING_FRACTION = Misconception(
-    "saving-fraction-not-ratio", "The fraction of the traffic saved, 1 - flash / naive, where the ratio "
+    "attention-saving-fraction-not-ratio", "The fraction of the traffic saved, 1 - flash / naive, where the ratio "
     "naive / flash was asked.", "06", _ATTENTION, "Divide the naive count by FlashAttention's: a number above 1.")
 EXCESS_OVER_FLASH = Misconception(
-    "excess-not-ratio", "How much more naive attention moves, (naive - flash) / flash, where the ratio "
+    "attention-excess-not-ratio", "How much more naive attention moves, (naive - flash) / flash, where the ratio "
     "naive / flash was asked: the two differ by one.", "06", _ATTENTION,
     "Divide the naive count by FlashAttention's, without subtracting.")
 
@@ -507,7 +507,7 @@ SMEM_IGNORED_SKINNY = Misconception(
 
 
 SQUARE_TILES_ONLY = Misconception(
-    "square-tiles-only", "Square tiles only (tile_m = tile_n), as in section 1's sweep: with 200 rows "
+    "skinny-square-tiles-only", "Square tiles only (tile_m = tile_n), as in section 1's sweep: with 200 rows "
     "and 8192 columns the best tile is far from square, tall enough to cover the rows and as wide as the "
     "registers allow.", "06", _TILED, "Search tile_m and tile_n separately, each a multiple of 16 from 16 to 512.")
 ONE_STAGE_SKINNY = Misconception(

@@ -646,7 +646,7 @@ MEMORY_IGNORED_DEPLOY = Misconception(
     _KV, "At your batch, compute the memory per GPU from the profile's two points, scaled by 4 / n, "
     "against 80 GB.")
 MOST_GPUS = Misconception(
-    "most-gpus-cheapest", "The most GPUs taken to be the cheapest: each step is faster, but every GPU is "
+    "most-gpus-cheapest-deployment", "The most GPUs taken to be the cheapest: each step is faster, but every GPU is "
     "paid, and past a point the batch is capped by the 20 ms target, not the memory.", "07", _COST,
     "Find the best batch for each number of GPUs, 2, 4 and 8, and compare their dollars per million tokens.")
 SCALE_INVERTED = Misconception(

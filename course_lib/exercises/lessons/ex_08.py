@@ -255,7 +255,7 @@ STAGE_ONE_SHARDS_GRADIENTS = Misconception(
     _ZERO, "Stage 1 divides only the 12 bytes of optimizer state by dp; the gradients are divided from "
     "stage 2 on.")
 FP32_GRADIENTS = Misconception(
-    "fp32-gradients", "4-byte (FP32) gradients: in mixed precision the gradients are 16-bit, 2 bytes; the "
+    "zero-fp32-gradients", "4-byte (FP32) gradients: in mixed precision the gradients are 16-bit, 2 bytes; the "
     "FP32 copies are the master weights and the two moments, 12 bytes.", "08", _ZERO,
     "Per parameter: 2 (weights) + 2 (gradients) + 12 (optimizer), 16 bytes.")
 MASTER_COPY_FORGOTTEN = Misconception(
