@@ -6,7 +6,9 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
+import re
 
 import numpy as np
 
@@ -198,18 +200,151 @@ def _truncating_int8(x, block_size):
     return out
 
 
+def _block_quantizer(top=127.0, clip=(-127, 127), rounding=np.rint, signed_max=False, dequantize=True,
+                     spans=None, short_last="quantize"):
+    """A per-block INT8 quantizer with one step done another way (the known mistakes of 05.4):
+    ``top`` the code the block's max maps to, ``clip`` the codes' range (None: no clip), ``rounding``,
+    ``signed_max`` (max(x), not max|x|), ``dequantize`` (False: the codes returned), ``spans(cols,
+    block_size)`` the blocks of a row, ``short_last`` what happens to a shorter last block ('quantize',
+    'copy': left as it was, 'zero')."""
+    def quantize(x, block_size):
+        x = np.asarray(x, dtype=float)
+        cols = x.shape[-1]
+        out = x.copy() if short_last == "copy" else np.zeros_like(x)
+        bounds = spans(cols, block_size) if spans else [(a, min(a + block_size, cols))
+                                                         for a in range(0, cols, block_size)]
+        for a, b in bounds:
+            if short_last != "quantize" and b - a < block_size:
+                continue
+            block = x[..., a:b]
+            peak = np.max(block if signed_max else np.abs(block), axis=-1, keepdims=True)
+            scale = np.where(peak == 0, 1.0, peak / top)
+            codes = rounding(block / scale)
+            if clip is not None:
+                codes = np.clip(codes, *clip)
+            out[..., a:b] = codes * scale if dequantize else codes
+        return out
+    return quantize
+
+
+def _near_equal_spans(cols, block_size) -> list:
+    """np.array_split's ceil(cols / block_size) near-equal pieces of a row."""
+    pieces = np.array_split(np.arange(cols), math.ceil(cols / block_size))
+    return [(int(p[0]), int(p[-1]) + 1) for p in pieces]
+
+
+def _flat_blocks_int8(x, block_size):
+    """Blocks of block_size taken on the flattened array: they run across the ends of rows."""
+    x = np.asarray(x, dtype=float)
+    flat = x.reshape(1, -1)
+    return _block_quantizer()(flat, block_size).reshape(x.shape)
+
+
+NEAR_EQUAL_BLOCKS = Misconception(
+    "near-equal-blocks-not-fixed", "Each row split into ceil(cols / block_size) near-equal blocks (as "
+    "np.array_split does) where the blocks are block_size elements each and only the last one is shorter: "
+    "a different split gives different scales.", "05", _QUANT,
+    "Take blocks x[:, j:j + block_size] for j = 0, block_size, 2 block_size, ...; the last one keeps "
+    "what is left.")
+INT8_TOP_128 = Misconception(
+    "int8-scale-128-not-127", "128 (2^7) taken as INT8's largest code in the scale: symmetric absmax "
+    "quantization maps max|block| to 127, so that -127 to 127 is the range and -128 goes unused.", "05",
+    _QUANT, "Divide max|block| by 127, the format's largest value (F.get_format('int8') has it).")
+INT8_TOP_128_CLIPPED = Misconception(
+    "int8-scale-128-clipped-127", "The scale taken as max|block| / 128 and the codes clipped to INT8's "
+    "[-128, 127]: the block's largest value then clips to 127 steps; absmax maps it to 127 exactly, with "
+    "the scale max|block| / 127.", "05", _QUANT,
+    "Divide max|block| by 127 and clip to [-127, 127]: no value is clipped then.")
+ONE_SCALE_PER_ROW = Misconception(
+    "one-scale-per-row", "One scale per row (per channel) where each block of block_size elements gets "
+    "its own: a large value then crushes the precision of its whole row, not only of its block.", "05",
+    _QUANT, "Loop over the blocks of a row, j = 0, block_size, ..., and take max|x| of each block.")
+FLOOR_NOT_ROUND = Misconception(
+    "int8-floor-not-round", "np.floor of x / scale where rounding to the nearest integer was asked: floor "
+    "rounds every value down, negative ones away from zero, so the error is up to a whole step.", "05",
+    _QUANT, "Use np.rint (to nearest), not np.floor.")
+SIGNED_MAX = Misconception(
+    "int8-signed-max-not-absmax", "max(block), the largest signed value, where the scale is the largest "
+    "magnitude, max|block|: a block whose largest magnitude is negative gets too small (or a negative) "
+    "scale.", "05", _QUANT, "Take np.max(np.abs(block)) for the scale.")
+CODES_NOT_DEQUANTIZED = Misconception(
+    "int8-codes-not-dequantized", "The integer codes returned where the dequantized values were asked: "
+    "multiply each code by its block's scale to get back to x's units.", "05", _QUANT,
+    "Return codes * scale, an array close to x.")
+SHORT_BLOCK_LEFT = Misconception(
+    "short-last-block-left-as-is", "The shorter last block of a row left as it was: when block_size does "
+    "not divide the row, its last elements form a block of their own, quantized with their own scale.",
+    "05", _QUANT, "Let the loop over j run to the end of the row: range(0, cols, block_size).")
+SHORT_BLOCK_ZEROED = Misconception(
+    "short-last-block-dropped", "The shorter last block of a row dropped (left zero): when block_size "
+    "does not divide the row, its last elements form a block of their own, quantized with their own "
+    "scale.", "05", _QUANT, "Let the loop over j run to the end of the row: range(0, cols, block_size).")
+FLAT_BLOCKS = Misconception(
+    "blocks-across-rows", "Blocks taken on the flattened array (reshape(-1, block_size)), so they run "
+    "across the ends of rows: blocks are consecutive elements of one row, each row split on its own.",
+    "05", _QUANT, "Split each row separately: x[r, j:j + block_size].")
+
+
 def _block_wrong() -> dict:
-    return {PER_TENSOR: _per_tensor_int8, TRUNCATE: _truncating_int8}
+    return {PER_TENSOR: _per_tensor_int8, TRUNCATE: _truncating_int8,
+            ONE_SCALE_PER_ROW: _block_quantizer(spans=lambda cols, block_size: [(0, cols)]),
+            NEAR_EQUAL_BLOCKS: _block_quantizer(spans=_near_equal_spans),
+            INT8_TOP_128: _block_quantizer(top=128.0, clip=None),
+            INT8_TOP_128_CLIPPED: _block_quantizer(top=128.0, clip=(-128, 127)),
+            FLOOR_NOT_ROUND: _block_quantizer(rounding=np.floor),
+            SIGNED_MAX: _block_quantizer(signed_max=True),
+            CODES_NOT_DEQUANTIZED: _block_quantizer(dequantize=False),
+            SHORT_BLOCK_LEFT: _block_quantizer(short_last="copy"),
+            SHORT_BLOCK_ZEROED: _block_quantizer(short_last="zero"),
+            FLAT_BLOCKS: _flat_blocks_int8}
+
+
+IMPLICIT_ONE_DROPPED = Misconception(
+    "implicit-leading-one-dropped", "The implicit leading 1 dropped: a normal number's significand is "
+    "1.mmm, so all-ones mantissa bits give 1 + (1 - 2^-M) = 2 - 2^-M, not (2^M - 1) / 2^M = 1 - 2^-M.",
+    "05", _ANATOMY, "Write the significand as 1 + mantissa / 2^M: the 1 is not stored, but it counts.")
+BIAS_OFF_BY_ONE = Misconception(
+    "exponent-bias-off-by-one", "The bias taken as 2^(E-1) where it is 2^(E-1) - 1 (127 for FP32's 8 exponent "
+    "bits, 15 for FP16's 5): every exponent comes out one too small.", "05", _ANATOMY,
+    "Check the bias against FP32: 8 exponent bits, bias 127.")
+ONE_BINADE_ABOVE = Misconception(
+    "significand-taken-as-two", "A power of two one binade above the largest value, 2^(2^E - 1 - bias): "
+    "the significand 1.11...1 taken as 2 (or the top exponent field used with a bare power of two); the "
+    "largest significand is 2 - 2^-M, just under 2, at the field 2^E - 2.", "05", _ANATOMY,
+    "Multiply 2^(2^E - 2 - bias) by 2 - 2^-M: the product stays below the next power of two.")
+E4M3_CONVENTION = Misconception(
+    "e4m3-convention-for-ieee", "FP8 E4M3's convention used for an IEEE-like format: E4M3 keeps the top "
+    "exponent field for numbers and gives up only its all-ones mantissa to NaN; an IEEE-like format "
+    "reserves the whole top field for infinity and NaN.", "05", _OVERFLOW,
+    "For the IEEE-like formats the largest exponent field of a finite number is 2^E - 2, with all mantissa "
+    "bits set.")
+ONE_STEP_ABOVE_ONE = Misconception(
+    "significand-one-step-above-one", "The significand taken as 1 + 2^-M, one step above 1: that is the "
+    "smallest mantissa after zero; the largest has all M bits set, 2 - 2^-M.", "05", _ANATOMY,
+    "Set every mantissa bit: 1 + (2^M - 1) / 2^M.")
+MANTISSA_NOT_SCALED = Misconception(
+    "mantissa-field-not-scaled", "The mantissa field's integer value 2^M - 1 added to the leading 1 "
+    "without dividing it by 2^M: the mantissa bits are the fraction after the binary point.", "05",
+    _ANATOMY, "The significand is 1 + field / 2^M, between 1 and 2.")
 
 
 def _ieee_max_wrong() -> dict:
+    def emax(e, bias=None):
+        return 2 ** e - 2 - (2 ** (e - 1) - 1 if bias is None else bias)
+
     def top_exponent(e, m):
         bias = 2 ** (e - 1) - 1
         return (2 - 2.0 ** -m) * 2.0 ** (2 ** e - 1 - bias)
 
     def bare_power(e, m):
         return 2.0 ** (2 ** e - 2 - (2 ** (e - 1) - 1))
-    return {TOP_EXPONENT: top_exponent, IMPLICIT_ONE: bare_power}
+    return {TOP_EXPONENT: top_exponent, IMPLICIT_ONE: bare_power,
+            IMPLICIT_ONE_DROPPED: lambda e, m: (1 - 2.0 ** -m) * 2.0 ** emax(e),
+            BIAS_OFF_BY_ONE: lambda e, m: (2 - 2.0 ** -m) * 2.0 ** emax(e, 2 ** (e - 1)),
+            ONE_BINADE_ABOVE: lambda e, m: 2.0 ** (emax(e) + 1),
+            E4M3_CONVENTION: lambda e, m: (2 - 2.0 ** (1 - m)) * 2.0 ** (emax(e) + 1),
+            ONE_STEP_ABOVE_ONE: lambda e, m: (1 + 2.0 ** -m) * 2.0 ** emax(e),
+            MANTISSA_NOT_SCALED: lambda e, m: 2.0 ** m * 2.0 ** emax(e)}
 
 
 def _block_cases(rng) -> list:
@@ -251,10 +386,17 @@ def _drift_steps():
     return F.drifting_tensor(np.random.default_rng(d.pop("seed")), d.pop("n_steps"), d.pop("n"), **d)
 
 
-def _clipped(margin, rule="delayed") -> int:
-    run = F.simulate_fp8_scaling(_drift_steps(), "fp8_e5m2", rule, history_len=_DRIFT_HISTORY,
+def _clipped(margin, rule="delayed", history_len=_DRIFT_HISTORY, count="values") -> int:
+    """Values clipped over the run (``count``: 'values', or 'last' the final step's alone, 'spike'
+    the jump's step alone: known mistakes)."""
+    run = F.simulate_fp8_scaling(_drift_steps(), "fp8_e5m2", rule, history_len=history_len,
                                  margin=margin)
-    return int(run.overflow_counts.sum())
+    counts = np.asarray(run.overflow_counts)
+    if count == "last":
+        return int(counts[-1])
+    if count == "spike":
+        return int(counts[_DRIFT["spike_step"]])
+    return int(counts.sum())
 
 
 def _smallest_safe_margin() -> int:
@@ -291,6 +433,11 @@ def _margin_wrong() -> dict:
     # Most likely first (a margin two mistakes share is named in this order, with the first one's
     # hint): a margin sized for the steady growth, before a sweep stopped one margin early.
     wrong = {STEADY_GROWTH_ONLY: steady} if steady != right else {}
+    # the 3x jump taken as a margin of 3 (a factor where the margin counts binades): named before the
+    # oldest amax and a sweep stopped one margin late, which may give the same number
+    spike = int(_DRIFT["spike_factor"])
+    if spike != right:
+        wrong[SPIKE_FACTOR_AS_MARGIN] = spike
     # the window's oldest amax: the headroom sized for the whole window's growth and the jump
     oldest = math.ceil(math.log2(_DRIFT["spike_factor"] * _DRIFT["growth"] ** _DRIFT_HISTORY))
     current = next(m for m in range(0, 20) if _clipped(m, "current") == 0)
@@ -299,8 +446,35 @@ def _margin_wrong() -> dict:
         wrong[CURRENT_RULE] = current
     if oldest != right:
         wrong[OLDEST_AMAX] = oldest
+    history_default = next((m for m in range(0, 20) if _clipped(m, history_len=inspect.signature(
+        F.simulate_fp8_scaling).parameters["history_len"].default) == 0), None)
+    jump_only = math.ceil(math.log2(_DRIFT["spike_factor"]))
+    spike_step_only = next((m for m in range(0, 20) if _clipped(m, count="spike") == 0), None)
+    for mistake, value in ((HISTORY_LEFT_AT_DEFAULT, history_default),
+                           (JUMP_ONLY, jump_only), (SPIKE_STEP_ONLY, spike_step_only)):
+        if value is not None and value != right:
+            wrong[mistake] = value
     wrong.update({MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1})
     return wrong
+
+
+SPIKE_FACTOR_AS_MARGIN = Misconception(
+    "jump-factor-as-margin", "The 3x jump taken as a margin of 3: the margin counts binades, powers of "
+    "two (the scale is divided by 2^m), so a margin of m makes room for a factor 2^m, not m.", "05", _FP8,
+    "m is an exponent: the scale is divided by 2^m, not by m. Sweep m with the simulation and read "
+    "overflow_counts.")
+HISTORY_LEFT_AT_DEFAULT = Misconception(
+    "history-len-left-at-default", "simulate_fp8_scaling called without the task's history_len, so it "
+    "used its default window: the task's recipe keeps 4 steps of amax history, and the window sets what "
+    "the delayed scale has seen.", "05", _FP8, "Pass history_len=4, as the task states, at every margin.")
+JUMP_ONLY = Misconception(
+    "margin-for-the-jump-only", "A margin sized for the jump alone, log2 of the 3x factor rounded up: "
+    "the history also lags the steady growth of the steps before, and amax is noisy; the jump comes on "
+    "top of them.", "05", _FP8, "Sweep the margin with the simulation instead of sizing it by hand.")
+SPIKE_STEP_ONLY = Misconception(
+    "clipping-checked-at-the-jump-only", "Clipping checked at the jump's step alone: values clip at other "
+    "steps too, where the growth and the noise outrun the history; the margin must leave every step "
+    "unclipped.", "05", _FP8, "Sum overflow_counts over all the steps of the run.")
 
 
 CURRENT_RULE = Misconception(
@@ -348,33 +522,34 @@ def _row_errors(q) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=None)
-def _scheme_stats() -> dict:
-    """name -> (bits per element, worst row's relative RMS error, whole matrix's relative RMS error)."""
+def _scheme_stats(channel_axis=0) -> dict:
+    """name -> (bits per element, worst row's relative RMS error, whole matrix's relative RMS error)
+    (``channel_axis`` 1: a channel taken to be a column, a known mistake)."""
     w = _store_weights()
     out = {}
     for name, (fmt, granularity, rule) in STORE_SCHEMES.items():
         if name == APART_SCHEME:
-            out[name] = _apart_stats(w, fmt, granularity)
+            out[name] = _apart_stats(w, fmt, granularity, channel_axis)
             continue
-        q = F.quantize(w, fmt, granularity, axis=0, block_size=32, scale_rule=rule)
+        q = F.quantize(w, fmt, granularity, axis=channel_axis, block_size=32, scale_rule=rule)
         out[name] = (q.bits_per_element, float(_row_errors(q).max()), q.rel_rms_error)
     return out
 
 
-def _apart_stats(w, fmt, granularity) -> tuple:
+def _apart_stats(w, fmt, granularity, channel_axis=0) -> tuple:
     """(bits, worst row's error, whole error) with the large entries kept apart exactly."""
     apart = np.abs(w) > APART_RATIO * np.sqrt((w ** 2).mean(axis=1, keepdims=True))
-    q = F.quantize(np.where(apart, 0.0, w), fmt, granularity, axis=0, block_size=32)
+    q = F.quantize(np.where(apart, 0.0, w), fmt, granularity, axis=channel_axis, block_size=32)
     restored = np.where(apart, w, q.dequantized)
     rows = np.sqrt(((restored - w) ** 2).mean(axis=1) / (w ** 2).mean(axis=1))
     whole = float(np.sqrt(((restored - w) ** 2).mean() / (w ** 2).mean()))
     return float(q.bits_per_element + apart.sum() * APART_BITS / w.size), float(rows.max()), whole
 
 
-def _cheapest_scheme(bits=STORE_BITS, error=STORE_ERROR, whole=False) -> str:
+def _cheapest_scheme(bits=STORE_BITS, error=STORE_ERROR, whole=False, channel_axis=0) -> str:
     """The scheme with the fewest bits that meets both budgets (``whole``: the whole matrix's
-    error instead of every row's, a known mistake)."""
-    stats = _scheme_stats()
+    error instead of every row's; ``channel_axis`` 1: channels taken as columns: known mistakes)."""
+    stats = _scheme_stats(channel_axis)
     ok = [n for n, (b, row, mat) in stats.items() if b <= bits and (mat if whole else row) <= error]
     if not ok:
         raise RuntimeError("05.7: no scheme meets both budgets")
@@ -422,8 +597,48 @@ def _cheapest_scheme_wrong() -> dict:
              FLOAT_GRID_ENOUGH: "fp8_e4m3 per channel",
              FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0]),
              BUDGET_PERCENT_MISREAD: _cheapest_scheme(error=STORE_ERROR * 10),
-             ERROR_NOT_ROOTED: _cheapest_scheme(error=STORE_ERROR ** 0.5)}
-    return {k: v for k, v in wrong.items() if v != right}
+             ERROR_NOT_ROOTED: _cheapest_scheme(error=STORE_ERROR ** 0.5),
+             CHANNEL_AS_COLUMN: _cheapest_or_none(channel_axis=1)}
+    wrong = {k: v for k, v in wrong.items() if v is not None and v != right}
+    # every other choice, named by the budget it breaks and the likeliest way to miss that
+    named = set(wrong.values())
+    for name, (bits, row, _) in stats.items():
+        if name == right or name in named:
+            continue
+        if bits > STORE_BITS:
+            wrong[Misconception(
+                f"scale-bits-left-out-{_slug(name)}", f"{name!r} counted without its scales (or the entries it "
+                "keeps apart): with them it takes more bits per element than the 9.5 budget.", "05", _QUANT,
+                "Count bits per element with every scale, and every entry kept apart, included.")] = name
+        elif row > STORE_ERROR:
+            wrong[Misconception(
+                f"row-error-not-measured-{_slug(name)}", f"{name!r} chosen for its bits without measuring its "
+                "error row by row: its worst row is over the 1.5 % budget.", "05", _QUANT,
+                "Measure each row's relative RMS error and keep the worst, for every scheme you consider.")] = name
+        else:
+            wrong[Misconception(
+                f"valid-not-cheapest-{_slug(name)}", f"{name!r} meets both budgets, but another scheme that "
+                "meets them takes fewer bits per element: the cheapest was asked.", "05", _QUANT,
+                "Among the schemes that meet both budgets, keep the one with the fewest bits per element.")] = name
+    return wrong
+
+
+def _slug(text: str) -> str:
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _cheapest_or_none(**mistake):
+    try:
+        return _cheapest_scheme(**mistake)
+    except RuntimeError:                 # no single cheapest scheme under that mistake: nothing to name
+        return None
+
+
+CHANNEL_AS_COLUMN = Misconception(
+    "channel-taken-as-column", "A channel taken to be a column (axis=1): here a channel is a row, an "
+    "output of the layer, and the outlier rows need a scale of their own; a scale per column shares one "
+    "with every row's outliers.", "05", _QUANT,
+    "Quantize per channel with axis=0, one scale per row, and measure each row's error.")
 
 
 BUDGET_PERCENT_MISREAD = Misconception(

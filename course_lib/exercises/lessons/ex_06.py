@@ -155,7 +155,43 @@ def _causal_saving_wrong() -> dict:
             OTHER_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 100, causal=True).elements_moved,
             BLOCK_SIZE_DEFAULT: naive / flash_attention_traffic(3000, 48, DEFAULT_BLOCK_SIZE, causal=True).elements_moved,
             FLASH_READS_ONLY: naive / flash_attention_traffic(3000, 48, 200, causal=True).elements_read,
-            NAIVE_SCORES_ONCE: (2 * 3000 ** 2 + 4 * 3000 * 48) / causal}
+            NAIVE_SCORES_ONCE: (2 * 3000 ** 2 + 4 * 3000 * 48) / causal,
+            NAIVE_BYTES_FLASH_ELEMENTS: naive * 2 / causal,
+            FLASH_BYTES_NAIVE_ELEMENTS: naive / (causal * 2),
+            SAVING_FRACTION: 1 - causal / naive,
+            EXCESS_OVER_FLASH: (naive - causal) / causal,
+            LESSON_HEAD_DIM: naive_attention_traffic(3000, 64).elements_moved
+            / flash_attention_traffic(3000, 64, 200, causal=True).elements_moved,
+            LESSON_BLOCK_SIZE: naive / flash_attention_traffic(3000, 48, 128, causal=True).elements_moved}
+
+
+LESSON_BLOCK_SIZE = Misconception(
+    "lesson-block-size-not-the-tasks", "The lesson's block size, 128, where the task's is 200: K and V are "
+    "read once per block of queries, so the block size sets FlashAttention's count.", "06", _ATTENTION,
+    "Pass block_size=200, as the task states.")
+
+
+LESSON_HEAD_DIM = Misconception(
+    "lesson-head-dim-not-the-tasks", "The lesson's head dimension, 64, where the task's q, k and v have 48 "
+    "columns: the d terms of both counts change with it.", "06", _ATTENTION,
+    "Build q, k and v with the task's shape, (3000, 48), and count with d = 48.")
+
+
+NAIVE_BYTES_FLASH_ELEMENTS = Misconception(
+    "naive-bytes-over-flash-elements", "Naive attention's count turned into BF16 bytes (x 2) but "
+    "FlashAttention's left in elements: a ratio of two counts needs both in the same unit.", "06", _ATTENTION,
+    "Divide elements by elements (traffic.elements_moved against 4 N^2 + 4 N d), or bytes by bytes.")
+FLASH_BYTES_NAIVE_ELEMENTS = Misconception(
+    "flash-bytes-over-naive-elements", "FlashAttention's count turned into BF16 bytes (x 2) but naive "
+    "attention's left in elements: a ratio of two counts needs both in the same unit.", "06", _ATTENTION,
+    "Divide elements by elements (4 N^2 + 4 N d against traffic.elements_moved), or bytes by bytes.")
+SAVING_FRACTION = Misconception(
+    "attention-saving-fraction-not-ratio", "The fraction of the traffic saved, 1 - flash / naive, where the ratio "
+    "naive / flash was asked.", "06", _ATTENTION, "Divide the naive count by FlashAttention's: a number above 1.")
+EXCESS_OVER_FLASH = Misconception(
+    "attention-excess-not-ratio", "How much more naive attention moves, (naive - flash) / flash, where the ratio "
+    "naive / flash was asked: the two differ by one.", "06", _ATTENTION,
+    "Divide the naive count by FlashAttention's, without subtracting.")
 
 
 BLOCK_SIZE_DEFAULT = Misconception(
@@ -195,8 +231,78 @@ def _online_no_max(m_prev, l_prev, o_prev, s_block, v_block):
         return m_new, l_prev * scale + p.sum(axis=1), o_prev * scale[:, None] + p @ v_block
 
 
+def _online_step(alpha="old", o_rescaled=True, l_rescaled=True, p_against="new", m_from="both",
+                 output="raw", rescale_side="old"):
+    """online_softmax_update with one step done another way (the known mistakes of 06.4): ``alpha``
+    'old' exp(m_prev - m_new), 'flipped' exp(m_new - m_prev); ``o_rescaled``/``l_rescaled`` False:
+    that running sum not rescaled; ``p_against`` 'prev': the block exponentiated against the old
+    maximum; ``m_from`` 'block': the new maximum from the block alone; ``output`` 'normalised': o / l
+    returned, 'paper': the output kept normalised from step to step (o_prev taken as normalised);
+    ``rescale_side`` 'new': the factor applied to the block instead of the sums so far."""
+    def step(m_prev, l_prev, o_prev, s_block, v_block):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            block_max = s_block.max(axis=1)
+            m_new = block_max if m_from == "block" else np.maximum(m_prev, block_max)
+            a = np.exp(m_prev - m_new) if alpha == "old" else np.exp(m_new - m_prev)
+            p = np.exp(s_block - (m_prev if p_against == "prev" else m_new)[:, None])
+            if rescale_side == "new":
+                return m_new, l_prev + a * p.sum(axis=1), o_prev + a[:, None] * (p @ v_block)
+            l_new = (a * l_prev if l_rescaled else l_prev) + p.sum(axis=1)
+            if output == "paper":
+                o_new = (a[:, None] * l_prev[:, None] * o_prev + p @ v_block) / l_new[:, None]
+                return m_new, l_new, o_new
+            o_new = (a[:, None] * o_prev if o_rescaled else o_prev) + p @ v_block
+            if output == "normalised":
+                o_new = o_new / l_new[:, None]
+            return m_new, l_new, o_new
+    return step
+
+
+O_NOT_RESCALED = Misconception(
+    "output-not-rescaled", "The running sum l rescaled by exp(m_prev - m_new) but the output o not: o "
+    "too was summed against the old maximum, so it needs the same factor before the block is added.",
+    "06", _ATTENTION, "Multiply o_prev by exp(m_prev - m_new)[:, None] as well as l_prev.")
+L_NOT_RESCALED = Misconception(
+    "sum-not-rescaled", "The output o rescaled by exp(m_prev - m_new) but the running sum l not: l was "
+    "summed against the old maximum too, and the final o / l needs both on the same footing.", "06",
+    _ATTENTION, "Multiply l_prev by exp(m_prev - m_new) as well as o_prev.")
+NORMALISED_EACH_STEP = Misconception(
+    "output-normalised-each-step", "The output divided by l at every step: the update keeps o "
+    "unnormalised (a sum of exp-weighted values), and the division by l happens once, after the last "
+    "block.", "06", _ATTENTION, "Return o_new = alpha o_prev + p @ v_block as it is; divide by l only at the end.")
+NORMALISED_VARIANT = Misconception(
+    "normalised-output-recurrence", "The recurrence that keeps o normalised (o_new = (alpha l_prev o_prev "
+    "+ p v) / l_new, the FlashAttention paper's form): here o_prev is the unnormalised sum, and the "
+    "step returns one too.", "06", _ATTENTION,
+    "Keep o unnormalised: o_new = alpha o_prev + p @ v_block, and leave the division by l to the end.")
+ALPHA_FLIPPED = Misconception(
+    "rescale-factor-inverted", "The rescaling factor inverted, exp(m_new - m_prev): when the maximum "
+    "grows, what was summed against the old one must shrink, so the factor is exp(m_prev - m_new) <= 1.",
+    "06", _ATTENTION, "Check the factor's sign: it is at most 1 and is 0 on the first block.")
+P_AGAINST_OLD_MAX = Misconception(
+    "block-against-old-max", "The block exponentiated against the old maximum m_prev: the new block may "
+    "hold larger scores, and every term of l and o must be exponentiated against the same, new maximum.",
+    "06", _ATTENTION, "Compute m_new first, then p = exp(s_block - m_new[:, None]).")
+MAX_FROM_BLOCK = Misconception(
+    "max-from-block-alone", "The new maximum taken from the block alone: it is the larger of the running "
+    "maximum and the block's, else an earlier, larger score is exponentiated against a smaller maximum.",
+    "06", _ATTENTION, "m_new = np.maximum(m_prev, s_block.max(axis=1)).")
+RESCALED_NEW_BLOCK = Misconception(
+    "new-block-rescaled", "The factor exp(m_prev - m_new) applied to the new block instead of to the sums "
+    "so far: the block is already exponentiated against m_new; what was summed against m_prev is what "
+    "must be brought to it.", "06", _ATTENTION, "Multiply l_prev and o_prev by the factor, not the block's terms.")
+
+
 def _online_wrong() -> dict:
-    return {NO_RESCALE: _online_no_rescale, NO_MAX: _online_no_max}
+    return {NO_RESCALE: _online_no_rescale, NO_MAX: _online_no_max,
+            O_NOT_RESCALED: _online_step(o_rescaled=False),
+            L_NOT_RESCALED: _online_step(l_rescaled=False),
+            NORMALISED_EACH_STEP: _online_step(output="normalised"),
+            NORMALISED_VARIANT: _online_step(output="paper"),
+            ALPHA_FLIPPED: _online_step(alpha="flipped"),
+            P_AGAINST_OLD_MAX: _online_step(p_against="prev"),
+            MAX_FROM_BLOCK: _online_step(m_from="block"),
+            RESCALED_NEW_BLOCK: _online_step(rescale_side="new")}
 
 
 def _odd(rng, low, high) -> int:
@@ -314,16 +420,19 @@ def _skinny_bytes(tm, tn) -> float:
 
 
 @functools.lru_cache(maxsize=None)
-def _skinny_table(sides_m=tuple(SKINNY_SIDES)) -> tuple:
-    """(bytes, tile_m, tile_n) of every tile whose slices fit the shared memory, fewest bytes first."""
+def _skinny_table(sides_m=tuple(SKINNY_SIDES), square=False, stages=2, tile_k=32, smem=SKINNY_SMEM) -> tuple:
+    """(bytes, tile_m, tile_n) of every tile whose slices fit the shared memory, fewest bytes first
+    (``square``, ``stages``, ``tile_k``, ``smem`` other than the task's: known mistakes)."""
     return tuple(sorted((_skinny_bytes(tm, tn), tm, tn) for tm in sides_m for tn in SKINNY_SIDES
-                        if smem_bytes_per_block(tm, tn, 32, 2, stages=2) <= SKINNY_SMEM))
+                        if (tm == tn or not square)
+                        and smem_bytes_per_block(tm, tn, tile_k, 2, stages=stages) <= smem))
 
 
-def _skinny_best_tile(register_kib, accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES)) -> tuple:
+def _skinny_best_tile(register_kib, accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES), **table) -> tuple | None:
     """The fewest-bytes tile whose FP32 running sums fit ``register_kib`` KiB (first of a tie:
-    any tie covers all rows or none, the course's tests check)."""
-    return next(row for row in _skinny_table(sides_m) if row[1] * row[2] * accumulator_bytes <= register_kib * 1024)
+    any tie covers all rows or none, the course's tests check); None when none fits."""
+    return next((row for row in _skinny_table(sides_m, **table)
+                 if row[1] * row[2] * accumulator_bytes <= register_kib * 1024), None)
 
 
 def _covers(tile) -> bool:
@@ -346,10 +455,12 @@ def _skinny_feasible(register_kib) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _register_kib(accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES)) -> int:
-    """The smallest whole-KiB register budget whose fewest-bytes tile covers all m rows."""
-    return next(r for r in range(1, SKINNY_KIB_MAX + 1)
-                if _covers(_skinny_best_tile(r, accumulator_bytes, sides_m)))
+def _register_kib(accumulator_bytes=4, sides_m=tuple(SKINNY_SIDES), **table) -> int | None:
+    """The smallest whole-KiB register budget whose fewest-bytes tile covers all m rows (``table``:
+    another search, a known mistake; None when no budget on the grid does)."""
+    return next((r for r in range(1, SKINNY_KIB_MAX + 1)
+                 if (best := _skinny_best_tile(r, accumulator_bytes, sides_m, **table)) is not None
+                 and _covers(best)), None)
 
 
 FITS_NOT_BEST = Misconception(
@@ -371,12 +482,45 @@ ACCUMULATORS_BF16 = Misconception(
 
 
 def _skinny_wrong() -> dict:
+    right = _register_kib()
+    return {k: v for k, v in _skinny_listed().items() if v is not None and v != right}
+
+
+def _skinny_listed() -> dict:
     cover = next(row for row in _skinny_table() if _covers(row) and row[2] == SKINNY_SIDES[0])
     return {FITS_NOT_BEST: math.ceil(cover[1] * cover[2] * 4 / 1024),
             TILE_M_200: _register_kib(sides_m=(SKINNY[0],) + tuple(t for t in SKINNY_SIDES if t < SKINNY[0])),
             GROWTH_NOT_BUDGET: _register_kib() - 64,
             ACCUMULATORS_BF16: _register_kib(accumulator_bytes=2),
-            BUDGET_IN_KB: _register_kb()}
+            BUDGET_IN_KB: _register_kb(),
+            SQUARE_TILES_ONLY: _register_kib(square=True),
+            ONE_STAGE_SKINNY: _register_kib(stages=1),
+            SLICES_64_DEEP: _register_kib(tile_k=64),
+            SMEM_IN_KB: _register_kib(smem=SKINNY_SMEM // 1024 * 1000),
+            SMEM_IGNORED_SKINNY: _register_kib(smem=float("inf"))}
+
+
+SMEM_IGNORED_SKINNY = Misconception(
+    "shared-memory-budget-ignored", "The registers alone: the tile's staged slices of A and B must also "
+    "fit the 64 KiB of shared memory, which rules out the tallest and widest tiles.", "06", _TILED,
+    "Keep only tiles with smem_bytes_per_block(tile_m, tile_n, 32, 2, stages=2) within 64 KiB.")
+
+
+SQUARE_TILES_ONLY = Misconception(
+    "skinny-square-tiles-only", "Square tiles only (tile_m = tile_n), as in section 1's sweep: with 200 rows "
+    "and 8192 columns the best tile is far from square, tall enough to cover the rows and as wide as the "
+    "registers allow.", "06", _TILED, "Search tile_m and tile_n separately, each a multiple of 16 from 16 to 512.")
+ONE_STAGE_SKINNY = Misconception(
+    "no-double-buffering-skinny", "One stage of slices in shared memory where the task stages two: "
+    "double buffering holds two slices of A and of B at once, which caps the tile sides lower.", "06",
+    _TILED, "Count stages x 2 bytes x (tile_m + tile_n) x 32 against the 64 KiB, with 2 stages.")
+SLICES_64_DEEP = Misconception(
+    "slices-64-deep-not-32", "Slices 64 deep where the task's are 32: deeper slices take more shared "
+    "memory for the same tile sides, so fewer tiles fit.", "06", _TILED,
+    "Use the task's tile_k, 32, in smem_bytes_per_block(tile_m, tile_n, 32, 2, stages=2).")
+SMEM_IN_KB = Misconception(
+    "shared-memory-in-kb", "The 64 KiB of shared memory counted as 64,000 bytes: a KiB is 1024 bytes.",
+    "06", _TILED, "Write the shared memory as 64 x 1024 bytes before you compare the slices with it.")
 
 
 def _register_kb() -> int:
@@ -408,10 +552,12 @@ def _attn_smem_bytes(bq, bk, score_tile=True, stages=2, score_bytes=4, element_b
     return q + kv + (bq * bk * score_bytes if score_tile else 0)
 
 
-def _attn_fits(bq, bk, registers=True, score_tile=True, accumulator_bytes=4, regs=ATTN_REGS) -> bool:
+def _attn_fits(bq, bk, registers=True, score_tile=True, accumulator_bytes=4, regs=ATTN_REGS, stages=2,
+               smem=ATTN_SMEM) -> bool:
     """Within both budgets; ``accumulator_bytes`` is the size of a score and of an output running
-    sum (FP32, 4; BF16, 2, is a known mistake)."""
-    return (_attn_smem_bytes(bq, bk, score_tile, score_bytes=accumulator_bytes) <= ATTN_SMEM
+    sum (FP32, 4; BF16, 2, is a known mistake); ``stages`` the copies of K and V (1: no prefetch,
+    a known mistake)."""
+    return (_attn_smem_bytes(bq, bk, score_tile, stages=stages, score_bytes=accumulator_bytes) <= smem
             and (not registers or bq * ATTN_D * accumulator_bytes <= regs))
 
 
@@ -424,13 +570,14 @@ _ATTN_GRID = range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP)
 
 @functools.lru_cache(maxsize=None)
 def _attn_fewest(equal=False, registers=True, score_tile=True, accumulator_bytes=4, moved=None,
-                 regs=ATTN_REGS) -> float:
+                 regs=ATTN_REGS, stages=2, smem=ATTN_SMEM) -> float:
     """The fewest elements any (block_q, block_k) on the grid moves within the budgets. The count
     depends on block_q alone, so for each block_q the smallest block_k is the one to try.
     ``moved``: 'reads' counts the reads only, 'no-lse' O's writes without the log-sum-exp (known
     mistakes)."""
     pairs = [(bq, bq) for bq in _ATTN_GRID] if equal else [(bq, ATTN_STEP) for bq in _ATTN_GRID]
-    best = min((bq for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile, accumulator_bytes, regs)),
+    best = min((bq for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile, accumulator_bytes, regs, stages,
+                                                          smem)),
                key=lambda bq: _attn_elements(bq, ATTN_STEP))
     traffic = flash_attention_traffic(ATTN_N, ATTN_D, (best, ATTN_STEP))
     if moved == "reads":
@@ -487,6 +634,11 @@ REGISTERS_KB_FOR_KIB = Misconception(
 
 def _attn_wrong() -> dict:
     right = _attn_fewest()
+    # a mistake whose rule does not bind here gives the answer: nothing to name
+    return {k: v for k, v in _attn_listed(right).items() if abs(v - right) > 0.5}
+
+
+def _attn_listed(right) -> dict:
     return {EQUAL_BLOCKS: _attn_fewest(equal=True),
             BF16_AND_REGISTERS: _attn_fewest(registers=False, accumulator_bytes=2),
             ACCUMULATORS_BF16_ATTN: _attn_fewest(accumulator_bytes=2),
@@ -496,7 +648,27 @@ def _attn_wrong() -> dict:
             REGISTERS_IGNORED: _attn_fewest(registers=False),
             SCORE_TILE_FORGOTTEN: _attn_fewest(equal=True, score_tile=False),
             BYTES_NOT_ELEMENTS: 2 * right,
-            FLASH_LINEAR: 3 * ATTN_N * ATTN_D + ATTN_N * (ATTN_D + 1)}
+            FLASH_LINEAR: 3 * ATTN_N * ATTN_D + ATTN_N * (ATTN_D + 1),
+            KV_NOT_PREFETCHED: _attn_fewest(stages=1),
+            SMEM_KIB_AS_KB: _attn_fewest(smem=ATTN_SMEM // 1024 * 1000),
+            ATTN_SMEM_IGNORED: _attn_fewest(smem=float("inf"))}
+
+
+ATTN_SMEM_IGNORED = Misconception(
+    "attention-shared-memory-ignored", "The register budget alone: the Q block, the prefetched K and V "
+    "blocks and the score tile must also fit the 192 KiB of shared memory.", "06", _ATTENTION,
+    "Check each pair's shared memory (Q, two K, two V and the FP32 score tile) against 192 KiB.")
+
+
+KV_NOT_PREFETCHED = Misconception(
+    "kv-blocks-not-prefetched", "One key block and one value block in shared memory where the kernel "
+    "prefetches the next pair while it works on this one: two copies of each, which leave less room for "
+    "the query block.", "06", _ATTENTION,
+    "Count the Q block, two K blocks, two V blocks and the score tile.")
+SMEM_KIB_AS_KB = Misconception(
+    "shared-memory-kib-read-as-kb", "192 KiB of shared memory read as 192,000 bytes: a KiB is 1024 bytes, "
+    "and the budget so read turns away a query block that fits.", "06", _ATTENTION,
+    "Write the shared-memory budget as 192 x 1024 bytes.")
 
 
 EXERCISES = [

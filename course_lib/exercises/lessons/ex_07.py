@@ -16,8 +16,8 @@ import numpy as np
 from course_lib.exercises.feedback import Misconception
 from course_lib.exercises.types import ChoiceExercise, FunctionExercise, ValueExercise
 from course_lib.exercises.variants import Variants
-from course_lib.economics import (compute_optimal, cost_per_million_tokens_usd, crossover_batch, decode_step,
-                                  get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
+from course_lib.economics import (EXAMPLE_PRICE_USD_PER_DEVICE_HOUR, compute_optimal, cost_per_million_tokens_usd,
+                                  crossover_batch, decode_step, get_model, kv_cache_bytes_per_token, max_batch, simulate_batching,
                                   training_time_s, weight_bytes)
 from course_lib.exercises.decision import DecisionExercise
 from course_lib.exercises.steps import _replayed
@@ -173,7 +173,14 @@ def _usd_per_million_wrong() -> dict:
             ONE_SEQUENCE: cost_per_million_tokens_usd(step.tokens_per_s / step.batch, price),
             BF16_NOT_FP8: cost_per_million_tokens_usd(
                 decode_step("Mistral 7B", "H200", 64, 3000, "bf16").tokens_per_s, price),
-            HOURLY_PER_SECOND: right * 3600}
+            HOURLY_PER_SECOND: right * 3600,
+            LESSON_PRICE: cost_per_million_tokens_usd(step.tokens_per_s, EXAMPLE_PRICE_USD_PER_DEVICE_HOUR)}
+
+
+LESSON_PRICE = Misconception(
+    "lesson-example-price", "The lesson's example price per GPU-hour where the task states its own: the "
+    "cost per token is proportional to the price.", "07", _COST,
+    "Use the price the task gives, in dollars per device-hour.")
 
 
 #: The schemes of section 7, for the slips that pass one where the task names another.
@@ -258,8 +265,52 @@ def _kv_wrong() -> dict:
 
     def one_layer(layers, kv_heads, head_dim, b, context, batch):
         return _kv_reference(1, kv_heads, head_dim, b, context, batch)
+    def total(factor=2, tokens=lambda t: t, per_batch=True, kv_heads_in=True, bytes_in=True, scale=1.0):
+        def kv_total(layers, kv_heads, head_dim, b, context, batch):
+            value = factor * layers * (kv_heads if kv_heads_in else 1) * head_dim * (b if bytes_in else 1)
+            return value * tokens(context) * (batch if per_batch else 1) * scale
+        return kv_total
     return {shared("kv-cache-superlinear", "07", "Misconceptions"): quadratic, KV_ONE_TENSOR: keys_only,
-            KV_ONE_LAYER: one_layer}
+            KV_ONE_LAYER: one_layer,
+            KV_TOKEN_BEING_GENERATED: total(tokens=lambda t: t + 1),
+            KV_BATCH_FORGOTTEN: total(per_batch=False),
+            KV_HEADS_FORGOTTEN: total(kv_heads_in=False),
+            KV_ELEMENTS_NOT_BYTES: total(bytes_in=False),
+            KV_TWO_COUNTED_TWICE: total(factor=4),
+            KV_BYTES_FIXED_AT_TWO: lambda layers, kv_heads, head_dim, b, context, batch: _kv_reference(
+                layers, kv_heads, head_dim, 2, context, batch),
+            KV_GB_NOT_BYTES: total(scale=1e-9),
+            KV_GIB_NOT_BYTES: total(scale=2.0 ** -30)}
+
+
+KV_TOKEN_BEING_GENERATED = Misconception(
+    "kv-token-being-generated-counted", "context_tokens + 1 tokens per sequence, the decode step's count "
+    "with the token being generated: the cache asked holds the context's tokens, context_tokens of them.",
+    "07", _KV, "Multiply one token's cache by context_tokens, not context_tokens + 1.")
+KV_BATCH_FORGOTTEN = Misconception(
+    "kv-batch-forgotten", "One sequence's cache where the batch's was asked: every sequence of the "
+    "batch keeps its own cache.", "07", _KV, "Multiply one sequence's cache by batch.")
+KV_HEADS_FORGOTTEN = Misconception(
+    "kv-heads-forgotten", "One KV head per layer: each layer stores a key and a value for each of its "
+    "kv_heads heads (grouped-query attention shares them among the query heads, it does not remove them).",
+    "07", _KV, "One token's cache is 2 x layers x kv_heads x head_dim x bytes_per_element.")
+KV_ELEMENTS_NOT_BYTES = Misconception(
+    "kv-elements-not-bytes", "Elements where bytes were asked: each cached value takes bytes_per_element "
+    "bytes.", "07", _KV, "Multiply the count of cached values by bytes_per_element.")
+KV_TWO_COUNTED_TWICE = Misconception(
+    "kv-factor-two-twice", "The factor 2 counted twice (K and V, and again for 16-bit values, or for keys "
+    "and values per head): bytes_per_element already holds the element size, and K and V make one factor 2.",
+    "07", _KV, "One token's cache is 2 x layers x kv_heads x head_dim x bytes_per_element: one 2.")
+KV_BYTES_FIXED_AT_TWO = Misconception(
+    "kv-bytes-per-element-fixed", "2 bytes per value (BF16) written in where the function takes "
+    "bytes_per_element: a cache in FP8 or INT4 takes 1 or half a byte per value.", "07", _KV,
+    "Use the bytes_per_element argument, whatever it is.")
+KV_GB_NOT_BYTES = Misconception(
+    "kv-gb-not-bytes", "GB where bytes were asked: the function returns bytes.", "07", _KV,
+    "Return the byte count itself, without dividing by 1e9.")
+KV_GIB_NOT_BYTES = Misconception(
+    "kv-gib-not-bytes", "GiB where bytes were asked: the function returns bytes.", "07", _KV,
+    "Return the byte count itself, without dividing by 2^30.")
 
 
 def _kv_cases(rng) -> list:
@@ -322,7 +373,14 @@ def _chinchilla_wrong() -> dict:
             TOKENS_PER_PARAM_DROPPED: math.sqrt(c / 6),
             RATIO_INVERTED: math.sqrt(c * 20 / 6),
             BUDGET_TEN_TIMES_LESS: compute_optimal(c / 10, 20).params,
-            BUDGET_TEN_TIMES_MORE: compute_optimal(c * 10, 20).params}
+            BUDGET_TEN_TIMES_MORE: compute_optimal(c * 10, 20).params,
+            TOKENS_IN_BILLIONS: right.tokens / 1e9}
+
+
+TOKENS_IN_BILLIONS = Misconception(
+    "tokens-in-billions-not-parameters", "The training tokens D, in billions, where the parameters N were "
+    "asked: D = 20 N is the other half of the compute-optimal pair.", "07", _TRAINING,
+    "Solve for N, and store the count itself.")
 
 
 #: 07.7: the service the task describes (its trace is rebuilt here from the same seed).
@@ -390,9 +448,53 @@ GIB_FOR_GB = Misconception(
     "A budget in GB is that many times 1e9 bytes.")
 
 
+def _p99_s_with(slots: int, step_batch=None, percentile=99) -> float:
+    """_p99_s with the step timed at ``step_batch`` sequences (None: at ``slots``), or another
+    percentile: known mistakes."""
+    arrival_s, out = _serving_trace()
+    step_s = decode_step("Llama 3 8B", "H100 SXM", slots if step_batch is None else step_batch, 1024).t_step_s
+    return simulate_batching(np.floor(arrival_s / step_s), out, slots).latency_percentile_steps(percentile) * step_s
+
+
+@functools.cache
+def _slots_model_wrong() -> dict:
+    """The slot counts of a learner who searches with one step of the model changed, where the judge
+    rejects them."""
+    kv_1024 = inspect.signature(decode_step).parameters["context_tokens"].default \
+        * get_model("Llama 3 8B").kv_bytes_per_token("bf16")
+    cap_1024 = int(TASK_KV_BUDGET_BYTES // kv_1024)
+    meets = lambda b: _p99_s(b) <= TASK_P99_TARGET_S            # noqa: E731
+    most_1024 = next((b for b in range(cap_1024, 0, -1) if meets(b)), None)
+    most_1024_by_4 = next((b for b in range(cap_1024, 0, -4) if meets(b)), None)
+    batch_one = next((b for b in range(1, 400) if _p99_s_with(b, step_batch=1) <= TASK_P99_TARGET_S), None)
+    median = next((b for b in range(1, 400) if _p99_s_with(b, percentile=50) <= TASK_P99_TARGET_S), None)
+    wrong = {CACHE_1024_MOST_SLOTS: most_1024, STEP_AT_BATCH_ONE: batch_one, MEDIAN_NOT_P99: median}
+    if most_1024_by_4 != most_1024:       # the same mistake, searched in coarser steps: named if it differs
+        wrong[CACHE_1024_COARSE] = most_1024_by_4
+    return {k: v for k, v in wrong.items() if v is not None and _judge_slots(v) is not None}
+
+
+CACHE_1024_MOST_SLOTS = Misconception(
+    "cache-at-1024-most-slots", "Each slot's cache sized at the 1024-token context the step-time model "
+    "uses, then the most slots that meet 16 s: the cache must hold the longest request, 2048 tokens, and "
+    "that caps the slots lower.", "07", _KV,
+    "Size one slot's cache at 2048 tokens, divide the 40 GB by it, and search only below that cap.")
+CACHE_1024_COARSE = Misconception(
+    "cache-at-1024-coarse-search", "Each slot's cache sized at the 1024-token context of the step-time "
+    "model (and the slots searched down from that cap in coarse steps): a slot must hold the longest "
+    "request, 2048 tokens, which caps the slots lower.", "07", _KV,
+    "Size one slot's cache at 2048 tokens, divide the 40 GB by it, and search only below that cap.")
+STEP_AT_BATCH_ONE = Misconception(
+    "step-timed-at-batch-one", "Every step timed at batch 1, whatever the slots: a step with more slots "
+    "reads more KV cache and takes longer, so each slot count needs its own step time.", "07", _COST,
+    "Call decode_step with the slot count as the batch for each count you simulate.")
+MEDIAN_NOT_P99 = Misconception(
+    "median-latency-not-p99", "The median (p50) latency held to 16 s where the target is on the 99th "
+    "percentile: the slowest requests wait far longer than the typical one.", "07", _COST,
+    "Read latency_percentile_steps(99), then multiply by the step time.")
 def _slots_wrong() -> dict:
     full = get_accelerator("H100 SXM").mem_capacity - weight_bytes("Llama 3 8B", "bf16")
-    return {LESSON_SLOTS: 32,
+    return {**_slots_model_wrong(), LESSON_SLOTS: 32,
             FREE_MEMORY_FOR_KV: int(full // _kv_per_slot()),
             GIB_FOR_GB: int(40 * 2 ** 30 // _kv_per_slot()),
             CACHE_AT_DEFAULT_CONTEXT: int(TASK_KV_BUDGET_BYTES // (
@@ -424,21 +526,27 @@ def _deploy_rates() -> tuple:
 
 
 @functools.lru_cache(maxsize=None)
-def _deploy_costs(latency=True, price_devices=True, fixed_part=True) -> dict:
-    """{n_devices: $ per million tokens of the largest batch that fits (and meets the target)}."""
+def _deploy_costs(latency=True, price_devices=True, fixed_part=True, fixed_scaled=True, memory=True,
+                  inverted=False, devices=DEPLOY_DEVICES, priced_as=None) -> dict:
+    """{n_devices: $ per million tokens of the largest batch that fits (and meets the target)}
+    (the flags other than their defaults: known mistakes)."""
     t_fixed, t_seq, m_fixed, m_seq = _deploy_rates()
     if not fixed_part:                               # time taken proportional to the batch
         t_seq, t_fixed = t_seq + t_fixed / max(DEPLOY_PROFILE), 0.0
     capacity = get_accelerator(DEPLOY_ACCELERATOR).mem_capacity
     costs = {}
-    for n in DEPLOY_DEVICES:
+    for n in devices:
         scale = DEPLOY_PROFILED_ON / n                 # the same bytes over n GPUs
-        batch = math.floor((capacity / scale - m_fixed) / m_seq)
+        if inverted:                                   # a known mistake: more GPUs taken as slower
+            scale = 1 / scale
+        batch = math.floor((capacity / scale - m_fixed) / m_seq) if memory else 10 ** 9
         if latency:
-            batch = min(batch, math.floor((DEPLOY_TARGET_S / scale - t_fixed) / t_seq))
+            batch = min(batch, math.floor((DEPLOY_TARGET_S / scale - t_fixed) / t_seq) if fixed_scaled
+                        else math.floor((DEPLOY_TARGET_S - t_fixed) / (scale * t_seq)))
         if batch >= 1:
-            step_s = scale * (t_fixed + batch * t_seq)
-            costs[n] = cost_per_million_tokens_usd(batch / step_s, DEPLOY_PRICE, n if price_devices else 1)
+            step_s = scale * (t_fixed + batch * t_seq) if fixed_scaled else t_fixed + scale * batch * t_seq
+            paid = (priced_as or n) if price_devices else 1
+            costs[n] = cost_per_million_tokens_usd(batch / step_s, DEPLOY_PRICE, paid)
     if not costs:
         raise RuntimeError("07.8: no deployment meets the constraints")
     return costs
@@ -491,13 +599,60 @@ def _rated_cost() -> float:
     return min(costs)
 
 
+def _min_cost(**mistake) -> float | None:
+    try:
+        return min(_deploy_costs(**mistake).values())
+    except RuntimeError:                 # no deployment meets the constraints under that mistake
+        return None
+
+
 def _deployment_wrong() -> dict:
     costs = _deploy_costs()
-    return {FEWEST_GPUS: costs[min(costs)],
-            LATENCY_IGNORED: min(_deploy_costs(latency=False).values()),
-            ONE_DEVICE_PRICE: min(_deploy_costs(price_devices=False).values()),
-            NO_FIXED_PART: min(_deploy_costs(fixed_part=False).values()),
-            RATED_NOT_PROFILED: _rated_cost()}
+    right = _cheapest_deployment()
+    # the profiled deployment alone before the fewest GPUs: when 2 GPUs cannot meet the target, both
+    # give the 4-GPU price, and keeping the profiled 4 is the likelier path to it
+    wrong = {PROFILED_GPUS_ONLY: _min_cost(devices=(DEPLOY_PROFILED_ON,)),
+             FEWEST_GPUS: costs[min(costs)],
+             LATENCY_IGNORED: _min_cost(latency=False),
+             ONE_DEVICE_PRICE: _min_cost(price_devices=False),
+             NO_FIXED_PART: _min_cost(fixed_part=False),
+             RATED_NOT_PROFILED: _rated_cost(),
+             FIXED_PART_NOT_SCALED: _min_cost(fixed_scaled=False),
+             MEMORY_IGNORED_DEPLOY: _min_cost(memory=False),
+             MOST_GPUS: _min_cost(devices=(max(DEPLOY_DEVICES),)),
+             SCALE_INVERTED: _min_cost(inverted=True),
+             PRICED_AS_PROFILED: _min_cost(priced_as=DEPLOY_PROFILED_ON),
+             LESSON_PRICE: min(_deploy_costs().values()) * EXAMPLE_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE}
+    # a mistake whose rule does not bind with this profile gives the answer: nothing to name
+    return {k: v for k, v in wrong.items() if v is not None and abs(v - right) > 1e-9 * right}
+
+
+PRICED_AS_PROFILED = Misconception(
+    "priced-as-four-gpus", "Every deployment priced as the profile's four GPUs: a deployment of n GPUs "
+    "pays for n of them, so 8 GPUs cost twice as much per hour and 2 GPUs half.", "07", _COST,
+    "Pass each deployment's own GPU count as n_devices to cost_per_million_tokens_usd.")
+FIXED_PART_NOT_SCALED = Misconception(
+    "fixed-part-not-scaled", "The fixed part of the step (the read of the weights) kept at the 4-GPU "
+    "profile's value on 2 and 8 GPUs, only the part per sequence scaled: on n GPUs each one reads 1/n of "
+    "the weights, so the fixed part scales by 4 / n too.", "07", _DECODE,
+    "Scale the whole step, t_fixed + batch x t_seq, by 4 / n, and the memory likewise.")
+PROFILED_GPUS_ONLY = Misconception(
+    "profiled-deployment-only", "The 4-GPU deployment of the profile diagnosed and priced alone: the task "
+    "asks for the cheapest of 2, 4 and 8 GPUs, and each has its own best batch and price.", "07", _COST,
+    "Repeat the search for 2 and for 8 GPUs, with time and memory per GPU scaled by 4 / n.")
+MEMORY_IGNORED_DEPLOY = Misconception(
+    "deployment-memory-ignored", "The largest batch within 20 ms whether or not its cache fits: on few "
+    "GPUs the weights leave little memory for the cache, and 80 GB per GPU caps the batch first.", "07",
+    _KV, "At your batch, compute the memory per GPU from the profile's two points, scaled by 4 / n, "
+    "against 80 GB.")
+MOST_GPUS = Misconception(
+    "most-gpus-cheapest-deployment", "The most GPUs taken to be the cheapest: each step is faster, but every GPU is "
+    "paid, and past a point the batch is capped by the 20 ms target, not the memory.", "07", _COST,
+    "Find the best batch for each number of GPUs, 2, 4 and 8, and compare their dollars per million tokens.")
+SCALE_INVERTED = Misconception(
+    "gpu-scaling-inverted", "The profile scaled by n / 4 where it is 4 / n: on more GPUs each one holds "
+    "and reads a smaller share of the same bytes, so its step and its memory shrink.", "07", _DECODE,
+    "On n GPUs the bytes per GPU are the 4-GPU profile's times 4 / n.")
 
 
 # --- 07.9 (what-if): how much faster must the HBM be for FP8 to overtake INT4 weights ----------
@@ -516,11 +671,13 @@ def _h200_with(bandwidth_tbs=None):
 
 
 @functools.lru_cache(maxsize=None)
-def _scheme_serving(precision: str, latency: bool = True, bandwidth_tbs=None, context=SCHEME_CONTEXT) -> tuple:
+def _scheme_serving(precision: str, latency: bool = True, bandwidth_tbs=None, context=SCHEME_CONTEXT,
+                    memory: bool = True) -> tuple:
     """(batch, tokens per second) of the largest batch that fits (and, with ``latency``, meets
-    the step target) for one scheme on the H200 with ``bandwidth_tbs``; (0, 0.0) when none does."""
+    the step target) for one scheme on the H200 with ``bandwidth_tbs``; (0, 0.0) when none does
+    (``memory`` False: the batch not capped by memory, a known mistake)."""
     acc = _h200_with(bandwidth_tbs)
-    cap = max_batch(SCHEME_MODEL, acc, context, precision)
+    cap = max_batch(SCHEME_MODEL, acc, context, precision) if memory else 4096
     best = (0, 0.0)
     for b in range(1, cap + 1):          # step time grows with the batch: stop at the first miss
         step = decode_step(SCHEME_MODEL, acc, b, context, precision)
@@ -535,9 +692,14 @@ def _best_scheme(latency: bool = True, bandwidth_tbs=None) -> str:
     return max(rates, key=rates.get)
 
 
-def _fp8_keeps_up(bandwidth_tbs, latency=True, context=SCHEME_CONTEXT) -> bool:
-    return (_scheme_serving("fp8", latency, bandwidth_tbs, context)[1]
-            >= _scheme_serving("int4 weights", latency, bandwidth_tbs, context)[1])
+def _fp8_keeps_up(bandwidth_tbs, latency=True, context=SCHEME_CONTEXT, int4_today=False, memory=True,
+                  strictly=False) -> bool:
+    """FP8 level with or ahead of INT4 weights at ``bandwidth_tbs`` (``int4_today``: INT4 kept at the
+    H200's own bandwidth; ``memory`` False: batches not capped by memory; ``strictly``: FP8 ahead,
+    not level: known mistakes)."""
+    fp8 = _scheme_serving("fp8", latency, bandwidth_tbs, context, memory)[1]
+    int4 = _scheme_serving("int4 weights", latency, None if int4_today else bandwidth_tbs, context, memory)[1]
+    return fp8 > int4 if strictly else fp8 >= int4
 
 
 def _grid(tbs) -> float:
@@ -545,18 +707,36 @@ def _grid(tbs) -> float:
 
 
 @functools.lru_cache(maxsize=None)
-def _fp8_overtakes_tbs(latency: bool = True, context=SCHEME_CONTEXT) -> float:
+def _fp8_overtakes_tbs(latency: bool = True, context=SCHEME_CONTEXT, **mistake) -> float:
     """Smallest bandwidth on the 0.01 TB/s grid at which FP8 serves at least as many tokens per
-    second as INT4 weights (bisection; the tests check by a scan that the switch happens once)."""
+    second as INT4 weights (bisection; the tests check by a scan that the switch happens once).
+    ``mistake``: _fp8_keeps_up's known mistakes (nan when FP8 then never catches up)."""
+    keeps_up = functools.partial(_fp8_keeps_up, latency=latency, context=context, **mistake)
     lo, hi = (round(x / SCHEME_GRID_TBS) for x in SCHEME_SEARCH_TBS)
-    if _fp8_keeps_up(_grid(lo * SCHEME_GRID_TBS), latency, context):
+    if keeps_up(_grid(lo * SCHEME_GRID_TBS)):
         return _grid(lo * SCHEME_GRID_TBS)
-    if not _fp8_keeps_up(_grid(hi * SCHEME_GRID_TBS), latency, context):
+    if not keeps_up(_grid(hi * SCHEME_GRID_TBS)):
+        if mistake:
+            return float("nan")
         raise RuntimeError("07.9: FP8 must overtake INT4 weights below 10 TB/s")
     while hi - lo > 1:                   # fp8 behind at lo, level or ahead at hi
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if _fp8_keeps_up(_grid(mid * SCHEME_GRID_TBS), latency, context) else (mid, hi)
+        lo, hi = (lo, mid) if keeps_up(_grid(mid * SCHEME_GRID_TBS)) else (mid, hi)
     return _grid(hi * SCHEME_GRID_TBS)
+
+
+@functools.lru_cache(maxsize=None)
+def _fp8_overtakes_coarse(step_tbs=0.1) -> float:
+    """The first bandwidth on a coarser grid, from the H200's own up in steps of ``step_tbs``, at
+    which FP8 keeps up: the answer of a sweep on the wrong grid (a known mistake)."""
+    start = get_accelerator(SCHEME_ACCELERATOR).mem_bandwidth / 1e12
+    for k in range(0, 200):
+        tbs = round(start + k * step_tbs, 2)
+        if tbs > SCHEME_SEARCH_TBS[1]:
+            break
+        if _fp8_keeps_up(tbs):
+            return tbs
+    return float("nan")
 
 
 def _fractional_batch_tbs() -> float:
@@ -628,8 +808,30 @@ def _scheme_wrong() -> dict:
              SCHEME_LATENCY_IGNORED: _fp8_overtakes_tbs(latency=False),
              INCREASE_FOR_BANDWIDTH: _grid(right - get_accelerator(SCHEME_ACCELERATOR).mem_bandwidth / 1e12),
              FRACTIONAL_BATCH: _fractional_batch_tbs(),
-             BATCH_LINEAR_IN_BANDWIDTH: _linear_batch_tbs()}
-    return {k: v for k, v in wrong.items() if abs(v - right) > SCHEME_GRID_TBS / 2}
+             BATCH_LINEAR_IN_BANDWIDTH: _linear_batch_tbs(),
+             INT4_AT_TODAYS_BANDWIDTH: _fp8_overtakes_tbs(int4_today=True),
+             COARSE_BANDWIDTH_GRID: _fp8_overtakes_coarse(),
+             SCHEME_MEMORY_IGNORED: _fp8_overtakes_tbs(memory=False),
+             FP8_STRICTLY_AHEAD: _fp8_overtakes_tbs(strictly=True)}
+    return {k: v for k, v in wrong.items() if math.isfinite(v) and abs(v - right) > SCHEME_GRID_TBS / 2}
+
+
+FP8_STRICTLY_AHEAD = Misconception(
+    "fp8-strictly-ahead", "FP8 required to serve more tokens per second than INT4 weights, where the task "
+    "asks for at least as many: at the smallest such bandwidth the two may be level.", "07", _DECODE,
+    "Compare with >=, FP8's tokens per second against INT4's, at each bandwidth.")
+INT4_AT_TODAYS_BANDWIDTH = Misconception(
+    "int4-kept-at-todays-bandwidth", "FP8 on the faster HBM compared with INT4 weights on today's H200: "
+    "the faster memory serves both schemes, and INT4's steps speed up too.", "07", _DECODE,
+    "At each bandwidth you try, build one accelerator and serve both schemes on it.")
+COARSE_BANDWIDTH_GRID = Misconception(
+    "bandwidth-grid-too-coarse", "The bandwidth swept in steps of 0.1 TB/s where the task's grid is 0.01: "
+    "the first coarse step that wins overshoots the smallest bandwidth that does.", "07", _DECODE,
+    "Sweep (or bisect) on multiples of 0.01 TB/s, and check that 0.01 TB/s less loses.")
+SCHEME_MEMORY_IGNORED = Misconception(
+    "scheme-memory-ignored", "Each scheme's batch taken as the largest that meets 20 ms whether or not it "
+    "fits: the weights and every sequence's cache must fit in the H200's 141 GB too.", "07", _DECODE,
+    "Cap each scheme's batch with max_batch at the same context and bandwidth as well as by the 20 ms.")
 
 
 EXERCISES = [

@@ -6,8 +6,9 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -128,6 +129,16 @@ RING_N_NOT_N_MINUS_ONE = Misconception(
     "n - 1 steps in each half: a rank never sends its own chunk to itself.", "08", _COLLECTIVES,
     "Count the ring's steps for n = 2 by hand, then for n = 8.")
 
+WHOLE_BUFFER_EACH_STEP = Misconception(
+    "whole-buffer-every-ring-step", "The whole buffer S sent at every one of the ring's 2 (n - 1) steps: "
+    "each step sends one chunk, S / n, so the ring as a whole sends 2 (n - 1) / n of S per link.", "08",
+    _COLLECTIVES, "Each of the 2 (n - 1) steps costs alpha + (S / n) / beta.")
+ONE_HALF_FULL_BUFFER = Misconception(
+    "whole-buffer-every-step-one-half", "The whole buffer S sent at each of n - 1 steps, one half of the "
+    "ring only: each step sends a chunk of S / n, and an all-reduce has two halves, reduce-scatter and "
+    "all-gather, 2 (n - 1) steps.", "08", _COLLECTIVES, "Each of the 2 (n - 1) steps costs alpha + (S / n) / beta.")
+
+
 def _all_reduce_slips() -> dict:
     """Another chip's link, another element width, or n ring steps where there are n - 1."""
     link = get_link("H200", "nvlink")
@@ -136,6 +147,7 @@ def _all_reduce_slips() -> dict:
     def ms(links=link, grad_bytes=nbytes):
         return collective_time_s("all_reduce", grad_bytes, n, links) * 1e3
     return {RING_N_NOT_N_MINUS_ONE: (2 * n * link.latency_s + 2 * nbytes / link.bandwidth_bytes_per_s) * 1e3,
+            ONE_HALF_FULL_BUFFER: (n - 1) * (link.latency_s + nbytes / link.bandwidth_bytes_per_s) * 1e3,
             **_dtype_widths(lambda b: ms(grad_bytes=13e9 * b), "08", _COLLECTIVES),
             **_other_accelerators(lambda name: ms(get_link(name, "nvlink")), "H200", "08", _LINKS)}
 
@@ -144,7 +156,11 @@ def _all_reduce_wrong() -> dict:
     link = get_link("H200", "nvlink")
     nbytes = 2 * 13e9
     both_ways = replace(link, bandwidth_bytes_per_s=2 * link.bandwidth_bytes_per_s)
-    return {shared("both-link-directions", "08", "Misconceptions"):
+    n = 8
+    # The whole buffer at each of the 2 (n - 1) steps is n times the bytes of a chunk: with n = 8 it
+    # gives what bits for bytes gives, and is named first (the likelier slip with a byte-rated link).
+    return {WHOLE_BUFFER_EACH_STEP: 2 * (n - 1) * (link.latency_s + nbytes / link.bandwidth_bytes_per_s) * 1e3,
+            shared("both-link-directions", "08", "Misconceptions"):
                 collective_time_s("all_reduce", nbytes, 8, both_ways) * 1e3,
             REDUCE_SCATTER_ONLY: collective_time_s("reduce_scatter", nbytes, 8, link) * 1e3,
             WHOLE_BUFFER: nbytes / link.bandwidth_bytes_per_s * 1e3,
@@ -173,7 +189,22 @@ def _busiest_link_wrong() -> dict:
             FLOAT64: float(ring_all_reduce_link_bytes(23, 6, 8).max()),
             BF16_FOR_FLOAT32: float(ring_all_reduce_link_bytes(23, 6, 2).max()),
             ALL_LINKS: float(links.sum()),
-            ONE_STEP: float(simulate_ring_all_reduce(np.zeros((n, 23), dtype=np.float32)).step_bytes.max())}
+            ONE_STEP: float(simulate_ring_all_reduce(np.zeros((n, 23), dtype=np.float32)).step_bytes.max()),
+            # (the largest chunk at every step gives what one more value, 24, gives: the replay names that)
+            **{k: v for k, v in {
+                SMALLEST_CHUNK_EVERY_STEP: float(2 * (n - 1) * (23 // n) * 4),
+                ONE_HALF_OF_THE_RING: float(ring_all_reduce_link_bytes(23, 6, 4).max()) / 2,
+            }.items() if v != float(links.max())}}
+
+
+SMALLEST_CHUNK_EVERY_STEP = Misconception(
+    "chunk-rounded-down", "23 / 6 rounded down, 3 values a chunk at every step: the values left over go "
+    "into larger chunks, and the busiest link carries those.", "08", _COLLECTIVES,
+    "Simulate the ring and read .link_bytes: which chunks does the busiest link carry?")
+ONE_HALF_OF_THE_RING = Misconception(
+    "one-half-of-the-all-reduce", "Half of the busiest link's bytes, one half of the all-reduce (the "
+    "reduce-scatter or the all-gather): an all-reduce is both, and a link carries chunks in each.", "08",
+    _COLLECTIVES, "Read .link_bytes after the whole all-reduce, both halves.")
 
 
 ONE_STEP = Misconception(
@@ -197,8 +228,55 @@ def _zero_wrong() -> dict:
 
     def shifted_down(n_params, dp, stage):
         return zero_model_state_bytes(n_params, dp, max(stage - 1, 0)).total
+    def state(weights=2, grads=2, optimizer=12, sharded=lambda stage: ("optimizer", "grads", "weights")[:stage],
+              scale=1.0):
+        """Bytes per GPU with each kind's bytes per parameter and the kinds each stage shards."""
+        def zero_bytes(n_params, dp, stage):
+            kinds = {"weights": weights, "grads": grads, "optimizer": optimizer}
+            split = sharded(stage)
+            return scale * n_params * sum(b / dp if k in split else b for k, b in kinds.items())
+        return zero_bytes
     return {shared("adam-14-bytes", "08", "Misconceptions"): fourteen, ZERO_STAGE_SHIFTED: shifted,
-            ZERO_STAGE_SHIFTED_DOWN: shifted_down}
+            ZERO_STAGE_SHIFTED_DOWN: shifted_down,
+            STAGE_ONE_SHARDS_GRADIENTS: state(sharded=lambda stage: {0: (), 1: ("optimizer", "grads"),
+                                                                     2: ("optimizer", "grads")}.get(
+                stage, ("optimizer", "grads", "weights"))),
+            FP32_GRADIENTS: state(grads=4),
+            MASTER_COPY_FORGOTTEN: state(optimizer=8),
+            EVERY_STAGE_SHARDS_ALL: state(sharded=lambda stage: ("optimizer", "grads", "weights") if stage else ()),
+            DP_IGNORED: state(sharded=lambda stage: ()),
+            ZERO_ORDER_REVERSED: state(sharded=lambda stage: ("weights", "grads", "optimizer")[:stage]),
+            ZERO_GB_NOT_BYTES: state(scale=1e-9)}
+
+
+STAGE_ONE_SHARDS_GRADIENTS = Misconception(
+    "zero-1-shards-gradients", "ZeRO stage 1 taken to shard the gradients with the optimizer state, so "
+    "stages 1 and 2 alike: stage 1 shards the optimizer state only; stage 2 adds the gradients.", "08",
+    _ZERO, "Stage 1 divides only the 12 bytes of optimizer state by dp; the gradients are divided from "
+    "stage 2 on.")
+FP32_GRADIENTS = Misconception(
+    "zero-fp32-gradients", "4-byte (FP32) gradients: in mixed precision the gradients are 16-bit, 2 bytes; the "
+    "FP32 copies are the master weights and the two moments, 12 bytes.", "08", _ZERO,
+    "Per parameter: 2 (weights) + 2 (gradients) + 12 (optimizer), 16 bytes.")
+MASTER_COPY_FORGOTTEN = Misconception(
+    "fp32-master-copy-forgotten", "Adam's state counted as its two FP32 moments, 8 bytes: mixed precision "
+    "also keeps an FP32 master copy of the weights, 4 more, 12 in the optimizer state.", "08", _ZERO,
+    "The optimizer state is 4 + 4 + 4 bytes per parameter: master weight, first and second moment.")
+EVERY_STAGE_SHARDS_ALL = Misconception(
+    "every-stage-shards-everything", "Every ZeRO stage taken to divide all the model state by dp: stage 1 "
+    "divides the optimizer state only, stage 2 also the gradients, and only stage 3 the weights too.",
+    "08", _ZERO, "Stage s divides the first s kinds of state by dp: optimizer, gradients, weights.")
+DP_IGNORED = Misconception(
+    "zero-nothing-sharded", "Nothing divided by dp at any stage: ZeRO's point is that the replicas share "
+    "out the state; stage 1 already divides the optimizer state by dp.", "08", _ZERO,
+    "Stage s divides the first s kinds of state by dp: optimizer, gradients, weights.")
+ZERO_ORDER_REVERSED = Misconception(
+    "zero-stages-reversed", "ZeRO's stages taken in the reverse order, the weights sharded first: stage 1 "
+    "shards the optimizer state (the largest, 12 bytes), stage 2 adds the gradients, stage 3 the weights.",
+    "08", _ZERO, "Stage 1 divides the 12 bytes of optimizer state by dp; the weights are divided only at stage 3.")
+ZERO_GB_NOT_BYTES = Misconception(
+    "zero-gb-not-bytes", "GB where bytes were asked: the function returns bytes per GPU.", "08", _ZERO,
+    "Return the byte count itself, without dividing by 1e9.")
 
 
 def _zero_cases(rng) -> list:
@@ -214,11 +292,11 @@ def _zero_cases(rng) -> list:
 TASK_MIG_PROFILE, TASK_CONTEXT, TASK_MAX_STEP_S, TASK_MIN_TOKENS_PER_S = "3g.40gb", 2048, 0.020, 2800.0
 
 
-def _judge_mig_batch(batch, profile=TASK_MIG_PROFILE) -> str | None:
+def _judge_mig_batch(batch, profile=TASK_MIG_PROFILE, context=TASK_CONTEXT) -> str | None:
     if batch < 1:
         return "the batch must hold at least one sequence"
     acc = mig_accelerator(profile, "H100 SXM") if profile else get_accelerator("H100 SXM")
-    step = decode_step("Llama 3 8B", acc, int(batch), TASK_CONTEXT)
+    step = decode_step("Llama 3 8B", acc, int(batch), context)
     if not step.fits:
         return (f"batch {batch} needs {step.resident_bytes / 1e9:.1f} GB (weights + KV cache), more than the "
                 f"slice's {acc.mem_capacity / 1e9:.0f} GB")
@@ -257,12 +335,43 @@ CAPACITY_ONLY = Misconception(
 
 
 def _mig_batch_wrong() -> dict:
+    return dict(_mig_batch_wrong_cached())
+
+
+@functools.lru_cache(maxsize=None)     # sweeps of decode_step: once per session (callers get a copy)
+def _mig_batch_wrong_cached() -> dict:
     whole = _valid_mig_batches(None)
     fits = [b for b in range(1, 400) if decode_step("Llama 3 8B", mig_accelerator(TASK_MIG_PROFILE), b,
                                                     TASK_CONTEXT).fits]
     # 2800 tokens/s read as one sequence's rate: the fastest per sequence is the smallest batch
-    return {SLICE_AS_WHOLE: whole[-1], CAPACITY_ONLY: fits[-1], FLOOR_ON_WHOLE: whole[0],
-            RATE_PER_SEQUENCE: fits[0]}
+    default = inspect.signature(decode_step).parameters["context_tokens"].default
+    at_default = [b for b in range(1, 400) if _judge_mig_batch(b, context=default) is None]
+    wrong = {SLICE_AS_WHOLE: whole[-1], CAPACITY_ONLY: fits[-1], FLOOR_ON_WHOLE: whole[0],
+             RATE_PER_SEQUENCE: fits[0]}
+    if at_default:
+        wrong.update({MIG_CONTEXT_DEFAULT_FEWEST: at_default[0], MIG_CONTEXT_DEFAULT_MOST: at_default[-1]})
+    slice_ = mig_accelerator(TASK_MIG_PROFILE, "H100 SXM")
+    fast_enough = [b for b in range(1, 400) if (step := decode_step("Llama 3 8B", slice_, b, TASK_CONTEXT))
+                   .t_step_s <= TASK_MAX_STEP_S and step.tokens_per_s >= TASK_MIN_TOKENS_PER_S]
+    if fast_enough:
+        wrong[MIG_MEMORY_IGNORED] = fast_enough[-1]
+    return {k: v for k, v in wrong.items() if _judge_mig_batch(v) is not None}
+
+
+MIG_MEMORY_IGNORED = Misconception(
+    "mig-slice-memory-ignored", "The largest batch within 20 ms and above the throughput floor, whether or "
+    "not it fits: the slice has 40 GB, and the weights and every sequence's cache must fit in it.", "08",
+    _OTHER, "Check step.fits at your batch as well as the step time and the tokens per second.")
+MIG_CONTEXT_DEFAULT_FEWEST = Misconception(
+    "mig-context-left-at-default", "decode_step called without the task's 2048-token context, so it used "
+    "its default of 1024: each sequence's cache is half as large, the steps faster, and the smallest batch "
+    "that reaches 2800 tokens/s smaller than on the task's service.", "08", _OTHER,
+    "Pass context_tokens=2048 to decode_step at every batch you try.")
+MIG_CONTEXT_DEFAULT_MOST = Misconception(
+    "mig-context-left-at-default-largest", "decode_step called without the task's 2048-token context, so it "
+    "used its default of 1024: each sequence's cache is half as large, and batches that break the 20 ms "
+    "target (or the memory) at 2048 tokens seem to meet it.", "08", _OTHER,
+    "Pass context_tokens=2048 to decode_step at every batch you try.")
 
 
 RATE_PER_SEQUENCE = Misconception(
@@ -364,7 +473,7 @@ ZERO_STAGE_FIXED = Misconception(
     "Search zero_stage over 1, 2 and 3 with the other knobs, not only the colleague's stage.")
 
 
-def _layout_wrong() -> dict:
+def _layout_listed() -> dict:
     fixed = LAYOUT_COLLEAGUE["zero_stage"]
     colleague = next(est.step_time_s for plan, est in _layouts() if _is_colleague(plan))
     return {COLLEAGUE_ESTIMATE: colleague,
@@ -373,7 +482,86 @@ def _layout_wrong() -> dict:
             MEMORY_IGNORED: _fastest_layout(lambda plan, est: True),
             ESTIMATE_TRUSTED: _fastest_layout(lambda plan, est: est.fits),
             ZERO3_SLOW: _fastest_layout(lambda plan, est: _really_fits(est) and plan.zero_stage < 3),
-            TP_ONE_NODE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 8)}
+            TP_ONE_NODE: _fastest_layout(lambda plan, est: _really_fits(est) and plan.tp == 8),
+            WHOLE_MEMORY_SCALED: _fastest_layout(lambda plan, est: est.memory_bytes * _activation_factor()
+                                                 <= est.capacity_bytes),
+            PP_KEPT: _fastest_layout(lambda plan, est: _really_fits(est)
+                                     and plan.pp == LAYOUT_COLLEAGUE["pp"]),
+            RECOMPUTE_KEPT: _fastest_layout(lambda plan, est: _really_fits(est)
+                                            and plan.recompute == LAYOUT_COLLEAGUE["recompute"]),
+            FACTOR_INVERTED: _fastest_layout(lambda plan, est: _measured_bytes(est, 1 / _activation_factor())
+                                             <= est.capacity_bytes),
+            CAPACITY_IN_GIB: _fastest_layout(lambda plan, est: _measured_bytes(est)
+                                             <= est.capacity_bytes / 1e9 * 2 ** 30)}
+
+
+FACTOR_INVERTED = Misconception(
+    "activation-factor-inverted", "The activation factor inverted, the estimate over the measurement: the "
+    "profiler measured more than the estimate counts, so every plan's activations grow by measured / "
+    "estimated, not shrink.", "08", _ZERO,
+    "Divide the measured 46.4 GB by the estimate's activations of the colleague's plan: a factor above 1.")
+CAPACITY_IN_GIB = Misconception(
+    "gpu-capacity-in-gib", "The H100's 80 GB taken as 80 GiB (80 x 2^30 bytes): the catalog's capacity is "
+    "80e9 bytes, and a plan that needs a few GB more than that does not fit.", "08", _ZERO,
+    "Compare each plan's corrected memory with est.capacity_bytes, as the estimate gives it.")
+
+
+def _layout_wrong() -> dict:
+    return dict(_layout_wrong_cached())
+
+
+@functools.lru_cache(maxsize=None)     # searches over every plan: once per session (callers get a copy)
+def _layout_wrong_cached() -> dict:
+    right = _fastest_layout()
+    # a value two mistakes share is named in this order: the micro-batch rule before ZeRO-3 ruled out
+    from course_lib.parallelism import ParallelPlan
+    default = next(f.default for f in fields(ParallelPlan) if f.name == "micro_batches")
+    wrong = {MICRO_BATCHES_FIXED: _fastest_fixed_micro_batches(), **_layout_listed(),
+             MICRO_BATCHES_DEFAULT: _fastest_fixed_micro_batches(default)}
+    return {k: v for k, v in wrong.items() if v is not None and abs(v - right) > 1e-9 * right}
+
+
+@functools.lru_cache(maxsize=None)
+def _fastest_fixed_micro_batches(micro=32) -> float | None:
+    """The fastest plan that really fits with ``micro`` micro-batches per replica in every plan (those
+    the estimator refuses, under one sequence per micro-batch, left out): a known mistake."""
+    from course_lib.parallelism import estimate_training_step, transformer_for_params
+    model = transformer_for_params(LAYOUT_PARAMS)
+    times = []
+    for plan, est in _layouts():
+        if plan.micro_batches != micro:
+            try:
+                est = estimate_training_step(model, replace(plan, micro_batches=micro), "H100 SXM", LAYOUT_TOKENS)
+            except ValueError:
+                continue
+        if _really_fits(est):
+            times.append(est.step_time_s)
+    return min(times, default=None)
+
+
+MICRO_BATCHES_FIXED = Misconception(
+    "micro-batches-fixed-at-32", "32 micro-batches per replica in every plan where the colleague's rule "
+    "takes min(32, sequences per replica): with many replicas a replica has fewer than 32 sequences, and "
+    "those plans were left out (or split into empty micro-batches).", "08", _SPLIT,
+    "Give each plan min(32, sequences per replica) micro-batches, as the colleague's plan does.")
+MICRO_BATCHES_DEFAULT = Misconception(
+    "micro-batches-left-at-default", "ParallelPlan built without the task's micro-batches, so every plan "
+    "used the default: the colleague's rule gives each replica min(32, its sequences) micro-batches, and "
+    "fewer micro-batches leave a longer pipeline bubble and larger activations per micro-batch.", "08",
+    _SPLIT, "Pass micro_batches=min(32, sequences per replica) to every ParallelPlan you build.")
+WHOLE_MEMORY_SCALED = Misconception(
+    "whole-memory-scaled-by-activation-factor", "The whole memory estimate scaled by the measured/estimated "
+    "activation ratio: only the activations were under-counted; the weights, gradients and optimizer "
+    "state are as estimated.", "08", _ZERO,
+    "Scale est.memory['activations'] alone, then add the other terms of est.memory as they are.")
+PP_KEPT = Misconception(
+    "pipeline-kept-at-colleagues", "The colleague's pipeline depth kept while the other knobs change: "
+    "pipeline stages split the weights and activations too, a knob like the others.", "08", _SPLIT,
+    "Search pp over 1, 2, 4 and 8 with the other knobs.")
+RECOMPUTE_KEPT = Misconception(
+    "recompute-kept-at-colleagues", "The colleague's recomputation kept while the other knobs change: "
+    "full recomputation frees activation memory, none saves compute; it is a knob like the others.", "08",
+    _ZERO, "Search recompute over 'none', 'selective' and 'full' with the other knobs.")
 
 
 # --- 08.7 (what-if): pipeline stages for a step target, with a per-operation overhead ----------
@@ -432,6 +620,20 @@ OVERHEAD_ONCE_PER_SLOT = Misconception(
     "pipeline-overhead-once-per-slot", "The overhead counted once for a forward and its backward: each "
     "of the two pays it, so one slot of the pipe pays it twice.", "08", _SPLIT,
     "Add the overhead to the forward's time and again to the backward's.")
+
+
+FASTEST_NOT_FEWEST = Misconception(
+    "fastest-pipeline-not-fewest-stages", "The stage count with the shortest step where the fewest stages "
+    "that meet 2 s were asked: past the target, more stages only add GPUs to the pipeline.", "08", _SPLIT,
+    "Walk p up through the divisors of 48 and stop at the first whose step is at most 2 s.")
+BUBBLE_P_SLOTS = Misconception(
+    "pipeline-bubble-p-slots", "The pipe's fill and drain counted as p slots, m + p in all: a balanced "
+    "pipeline of p stages takes m + p - 1 slots, the last micro-batch entering p - 1 slots after the first.",
+    "08", _SPLIT, "Count the slots for p = 1 (no bubble: m slots), then for p = 2.")
+OVERHEAD_ONCE_PER_STEP = Misconception(
+    "pipeline-overhead-once-per-step", "The fixed overhead added once to the step (a forward's and a "
+    "backward's): every operation pays it, and the critical path runs m + p - 1 forwards and as many "
+    "backwards.", "08", _SPLIT, "Add the overhead to each forward and each backward before you time the step.")
 
 
 def _stages_wrong() -> dict:
@@ -502,7 +704,12 @@ EXERCISES = [
         "08.7", expected=_fewest_stages, feasible=lambda p: _pipeline_feasible(p), goal="smallest",
         rel_tol=0.0, abs_tol=0.0,
         wrong_answers=_with_generated(_stages_wrong, _fewest_stages, lambda: {
-            OVERHEAD_ONCE_PER_SLOT: _fewest(lambda p: _pipeline_step_ms(p, PIPE_OVERHEAD_MS / 2))}, _replayed(_fewest_stages, "08", integer=True)),
+            OVERHEAD_ONCE_PER_SLOT: _fewest(lambda p: _pipeline_step_ms(p, PIPE_OVERHEAD_MS / 2)),
+            BUBBLE_P_SLOTS: _fewest(lambda p: (PIPE_MICRO + p) * (
+                (PIPE_FORWARD_MS + PIPE_BACKWARD_MS) / p + 2 * PIPE_OVERHEAD_MS)),
+            OVERHEAD_ONCE_PER_STEP: _fewest(lambda p: _pipeline_step_ms(p, 0.0) + 2 * PIPE_OVERHEAD_MS),
+            FASTEST_NOT_FEWEST: min(_stage_counts(), key=_pipeline_step_ms)},
+            _replayed(_fewest_stages, "08", integer=True)),
         concepts=("comm-vs-compute", "training-memory"),
         form="an integer: the fewest pipeline stages p (p divides the 48 layers) for which a 1F1B "
              "step of 20 micro-batches takes at most 2 s",
