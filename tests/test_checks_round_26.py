@@ -20,11 +20,16 @@ def _load(name):
     return module
 
 
-#: The first two rounds were written by the helper who then tuned the feedback; 26c and 26d are
+#: The first two rounds were written by the helper who then tuned the feedback; 26c to 26f are
 #: blind rounds (written from the lessons and exercise files only), tuned on afterwards: none is
-#: out of sample any more. Their tables, with the figures before tuning, are the .md files beside them.
+#: out of sample any more. Their tables, with the figures before tuning, are the .md files beside
+#: them; 26e and 26f list what was named after tuning in NAMED_AFTER_TUNING. 26g, the round
+#: measured after the tuning, is kept as it was judged (its misses not tuned on).
 ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b"),
-          "26c": _load("wrong_answers_round_26c"), "26d": _load("wrong_answers_round_26d")}
+          "26c": _load("wrong_answers_round_26c"), "26d": _load("wrong_answers_round_26d"),
+          "26e": _load("wrong_answers_round_26e"), "26f": _load("wrong_answers_round_26f")}
+for _round in ROUNDS.values():
+    _round.NAMED = {**_round.NAMED, **getattr(_round, "NAMED_AFTER_TUNING", {})}
 CASES = [(name, i) for name, r in ROUNDS.items() for i in range(len(r.R)) if i not in r.RIGHT_BY_LUCK]
 
 
