@@ -27,7 +27,8 @@ def _load(name):
 #: measured after the tuning, is kept as it was judged (its misses not tuned on).
 ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b"),
           "26c": _load("wrong_answers_round_26c"), "26d": _load("wrong_answers_round_26d"),
-          "26e": _load("wrong_answers_round_26e"), "26f": _load("wrong_answers_round_26f")}
+          "26e": _load("wrong_answers_round_26e"), "26f": _load("wrong_answers_round_26f"),
+          "26g": _load("wrong_answers_round_26g")}
 for _round in ROUNDS.values():
     _round.NAMED = {**_round.NAMED, **getattr(_round, "NAMED_AFTER_TUNING", {})}
 CASES = [(name, i) for name, r in ROUNDS.items() for i in range(len(r.R)) if i not in r.RIGHT_BY_LUCK]
