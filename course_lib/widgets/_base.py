@@ -55,6 +55,11 @@ _FRAMES_AHEAD = 2
 _FRAMES_KEPT = 24
 #: Seconds after an explorer is displayed in a kernel before its first live-size frame is drawn.
 _WARM_AFTER_S = 0.3
+#: Seconds after a frame is sent before frames are drawn ahead, so that drawing them does not
+#: compete with the server relaying that frame and the browser decoding it (on two cores the
+#: browser's own work after a key press, ~100 ms, is most of a press drawn ahead: see
+#: tools/bench_browser.py); a new value that arrives first cancels them.
+_AHEAD_AFTER_S = 0.12
 #: zlib level of the PNG: level 1 compresses a figure to about 3% of its pixels' bytes.
 _PNG_COMPRESS_LEVEL = 1
 
@@ -357,7 +362,7 @@ class FigureExplorer:
             self._sharpen = loop.call_later(_SHARPEN_AFTER_S, self._sharpen_now)
             ahead = [v for v in _steps_either_side(self.controls, change) if self._key(v) not in self._frames]
             if ahead:
-                self._ahead = loop.call_soon(self._draw_ahead, loop, ahead[:_FRAMES_AHEAD])
+                self._ahead = loop.call_later(_AHEAD_AFTER_S, self._draw_ahead, loop, ahead[:_FRAMES_AHEAD])
 
     def _key(self, values: dict) -> tuple:
         """The frame's key: every control's value; a float to nine significant digits (the browser
