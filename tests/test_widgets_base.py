@@ -247,3 +247,21 @@ def test_in_a_kernel_the_shown_values_are_drawn_at_live_size_once_the_cell_is_do
 
     warmed, back = asyncio.run(display_then_step())
     assert warmed and back.get("drawn_ahead") and back["values"]["batch"] == "1"
+
+
+def test_a_matplotlib_without_the_private_names_the_layers_read_draws_as_usual(monkeypatch):
+    """The layers read matplotlib's private attributes; where one is missing (another release),
+    the explorer draws every axis and legend as matplotlib does, with the same picture."""
+    from course_lib.widgets import _base, _canvas
+
+    ex = roofline_explorer("H100 SXM", "bf16")
+    before = _rgba(_base.render_png(ex.draw, ex.result)[0])
+
+    def broken(axis, renderer):
+        raise AttributeError("'XAxis' object has no attribute '_autolabelpos'")
+
+    monkeypatch.setitem(_canvas._LOOKS, "axis", broken)
+    monkeypatch.setattr(_canvas, "_LAYERS_ON", True)
+    after = _rgba(_base.render_png(ex.draw, ex.result)[0])
+    assert _canvas._LAYERS_ON is False
+    assert abs(before.astype(int) - after.astype(int)).max() <= 1

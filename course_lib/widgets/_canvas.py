@@ -6,15 +6,20 @@ caches on the explorer canvas keep the result of that work, and nothing else cha
 
 - ``_canvas_class()``: a renderer that rasterises a plain-text string once and reuses its bitmap;
 - ``cache_axis_drawing(fig)``: each axis of ``fig`` (its ticks, tick labels, grid lines and label)
-  is drawn once per look into a transparent layer, and that layer is laid back at the axis's place
-  in the drawing order while the look is the same. The look is what the axis would draw: the tick
-  positions and labels its locator and formatter give now, the view limits, scale, axes box, tick
-  and label properties; computing it costs a few per cent of drawing the axis.
+  and each legend is drawn once per look into a transparent layer, and that layer is laid back at
+  the artist's place in the drawing order while the look is the same. The look is what the artist
+  would draw: for an axis the tick positions and labels its locator and formatter give now, the
+  view limits, scale, axes box, tick and label properties; for a legend its texts, samples, place
+  and frame (a legend placed "best" depends on the data: always drawn). Computing a look costs a
+  few per cent of drawing the artist.
 
-A cached layer is composited where matplotlib would draw the axis, so the picture is the same
-whichever way it was made (tests/test_widgets_controls.py compares an explorer's image after every
-control moved with a fresh figure's; tests/test_widgets_base.py checks the cache is used and that
-a changed look is redrawn).
+A cached layer is composited where matplotlib would draw the artist, so the picture is the same
+whichever way it was made: pixel for pixel for axes, to one level of 255 where a translucent legend
+frame is laid back (tests/test_widgets_base.py compares explorers with matplotlib's own drawing and
+checks that a changed look is drawn anew; tests/test_widgets_controls.py compares an explorer's
+image after every control moved with a fresh figure's). The looks read some of matplotlib's private
+attributes: where one is missing (another release), drawing falls back to matplotlib's own for good.
+Measured by tools/bench.py --only widgets: an update costs about half the CPU it did without.
 """
 
 from __future__ import annotations
@@ -219,6 +224,13 @@ def _legend_look(legend, renderer) -> tuple | None:
 
 
 _LOOKS = {"axis": _axis_look, "legend": _legend_look}
+#: False once a look could not be computed (another matplotlib): every artist is drawn as usual.
+_LAYERS_ON = True
+
+
+def _switch_layers_off() -> None:
+    global _LAYERS_ON
+    _LAYERS_ON = False
 
 
 def _draw_cached(kind: str, artist, renderer) -> None:
@@ -227,7 +239,11 @@ def _draw_cached(kind: str, artist, renderer) -> None:
 
     if not artist.get_visible():
         return
-    look = _LOOKS[kind](artist, renderer) if hasattr(renderer, "buffer_rgba") else None
+    try:
+        look = _LOOKS[kind](artist, renderer) if hasattr(renderer, "buffer_rgba") and _LAYERS_ON else None
+    except Exception:       # a matplotlib whose private names differ: its own drawing from now on
+        _switch_layers_off()
+        look = None
     if look is None:        # a vector export, or a look that cannot be told: matplotlib draws it
         type(artist).draw(artist, renderer)
         return
