@@ -5,6 +5,7 @@ Every expected value is computed from ``course_lib`` when a check runs; none is 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 
@@ -110,9 +111,19 @@ LARGEST_LIMIT = Misconception(
     "Of the blocks per SM each resource allows, which is the smallest?")
 
 
+REGISTER_FILE_AS_BYTES = Misconception(
+    "register-count-read-as-bytes", "The register file's 64 Ki registers taken as 64 KiB, a quarter of "
+    "the registers: each register is 4 bytes, so the A100's 256 KiB file holds 65,536 of them.", "01", _OCC,
+    "Read get_accelerator('A100').registers_per_sm, a count of 32-bit registers, and divide it among the "
+    "four sub-partitions.")
+
+
 def _a100_limiter_wrong() -> dict:
-    limits = occupancy(128, 40, 40 * 1024, "A100").block_limits
+    a100 = get_accelerator("A100")
+    limits = occupancy(128, 40, 40 * 1024, a100).block_limits
+    quarter_file = dataclasses.replace(a100, register_file_bytes_per_sm=a100.registers_per_sm)
     return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter,
+            REGISTER_FILE_AS_BYTES: occupancy(128, 40, 40 * 1024, quarter_file).limiter,
             THREADS_ONLY: occupancy(128, 1, 0, "A100").limiter,       # no registers, no shared memory
             LARGEST_LIMIT: max(limits, key=limits.get)}
 

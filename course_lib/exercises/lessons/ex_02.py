@@ -502,6 +502,12 @@ SAVING_TIMES_32 = Misconception(
     "per-thread cost: the saving and the cost are both counted in issues per warp already.", "02",
     "1. One instruction, many lanes", "Keep both sides in issues per warp: one uniform instruction "
     "per thread is one issue per warp.")
+SORT_COST_SHARED_AMONG_LANES = Misconception(
+    "sort-cost-shared-among-lanes", "The sort's per-thread instructions divided among a warp's 32 lanes, "
+    "as if each lane paid a 32nd of them: every lane runs every one of the sort's instructions, together, "
+    "so the warp issues each once, the per-thread count itself.", "02", "1. One instruction, many lanes",
+    "One uniform instruction per thread is one issue per warp: the sort adds its per-thread count of "
+    "issues to every warp, undivided.")
 PROBABILITIES_ADDED = Misconception(
     "warp-probability-added", "The chance that a warp holds a long particle taken as 32 p: adding "
     "the lanes' chances counts warps with two or more long particles more than once.", "02", _HOW_BAD,
@@ -629,6 +635,7 @@ def _shortest_paying_path_wrong() -> dict:
     # the sort left out first: it is the likelier slip of the two that land on one length
     wrong = {SORT_LEFT_OUT: with_(cost=0),
              SORT_COST_PER_LANE: with_(cost=32 * SORT_COST),
+             SORT_COST_SHARED_AMONG_LANES: with_(cost=SORT_COST / 32),
              SAVING_TIMES_32: with_(cost=SORT_COST / 32),
              PROBABILITIES_ADDED: with_(diverged_any=min(1.0, 32 * LONG_RATE)),
              RARE_BRANCH_CHEAP: SHORT_PATH + int(np.ceil(SORT_COST / LONG_RATE - 1e-9)),

@@ -120,6 +120,12 @@ NVLINK_NOT_HOST = Misconception(
     "Use the accelerator's host link, acc.host_link_bandwidth, one direction of it.")
 
 
+BINARY_BILLIONS = Misconception(
+    "billions-read-as-binary", "A billion parameters read as 2^30, the binary giga of memory sizes: a "
+    "model's 'B' counts parameters in decimal, 10^9.", "03", _LADDER,
+    "N billion parameters are N x 1e9; only capacities in GiB use powers of two.")
+
+
 def _host_copy_slips(billions, accelerator) -> dict:
     """Another chip's host link, or another element width, for the learner's copy."""
     one_way = get_accelerator(accelerator).host_link_bandwidth / 2
@@ -137,7 +143,8 @@ def _weights_from_host_wrong(billions, accelerator) -> dict:
              shared("bits-for-bytes", "03", _LADDER): transfer_time_s(8 * nbytes, one_way) * 1e3,
              HBM_NOT_HOST: transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3,
              # one byte a parameter gives what both link directions give: both are named
-             ONE_BYTE_PARAMS: transfer_time_s(nbytes / 2, one_way) * 1e3}
+             ONE_BYTE_PARAMS: transfer_time_s(nbytes / 2, one_way) * 1e3,
+             BINARY_BILLIONS: transfer_time_s(billions * 2 ** 30 * 2, one_way) * 1e3}
     nvlink = get_link(accelerator, "nvlink").bandwidth_bytes_per_s
     if nvlink != one_way:                         # a card without NVLink: its 'nvlink' tier is the host link
         wrong[NVLINK_NOT_HOST] = transfer_time_s(nbytes, nvlink) * 1e3
@@ -331,7 +338,12 @@ def pipeline_change(change: str):
     (three buffers), 'faster math' (compute halved), 'fp8 inputs' (copy halved, compute plus
     the dequantization) or 'multicast' (half of A's bytes: the copy falls to 3/4)."""
     change = check_choice("change", change, ("as is",) + tuple(PIPE_CHANGES))
-    n, tc, tk, b = PIPE_TILES, PIPE_COPY_S, PIPE_COMPUTE_S, 2
+    return _pipeline_after(change, PIPE_COPY_S, PIPE_COMPUTE_S)
+
+
+def _pipeline_after(change: str, tc: float, tk: float):
+    """The pipeline after ``change`` from a copy of ``tc`` and a compute of ``tk`` per tile."""
+    n, b = PIPE_TILES, 2
     if change == "third buffer":
         b = 3
     elif change == "faster math":
@@ -370,9 +382,20 @@ BIGGEST_COPY_CUT = Misconception(
     "For each change, work out both new times per tile, and ask which one is now the larger.")
 
 
+COLUMNS_SWAPPED = Misconception(
+    "profile-columns-swapped", "The profile's two columns read the wrong way round, the compute time "
+    "taken for the copy and the copy's for the compute: the copy is the longer of the two per tile, so "
+    "the copies bound this pipeline, not the math.", "03", _ASYNC,
+    "Read the profile's headers again: which column is t_copy, and which unit waits for the other?")
+
+
 def _pipeline_change_wrong() -> dict:
     fastest_copy = min(PIPE_CHANGES, key=lambda c: pipeline_change(c).t_copy_s)
-    return {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math", BIGGEST_COPY_CUT: fastest_copy}
+    swapped = min(PIPE_CHANGES, key=lambda c: _pipeline_after(c, PIPE_COMPUTE_S, PIPE_COPY_S).total_s)
+    found = {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math", BIGGEST_COPY_CUT: fastest_copy,
+             COLUMNS_SWAPPED: swapped}
+    right = _best_pipeline_change()
+    return {k: v for k, v in found.items() if v != right}
 
 
 # --- 03.7 (design): the smallest aligned row padding that serves both the cache and the banks ---
@@ -448,6 +471,24 @@ WHOLE_LINE = Misconception(
     "Try the aligned pads from 0 upwards, checking both the hit rate and the bank conflict.")
 
 
+ROW_BY_ROW_WALK = Misconception(
+    "walk-traced-row-by-row", "The walk's trace built row by row (i outer, j inner), a sequential sweep "
+    "every cache hits: the task's walk goes column by column, each step a whole padded row further on, "
+    "and that stride is what the pad must spread over the sets.", "03", _CACHES,
+    "Build the trace with column_walk_trace(pad): for j in the columns, for i in the rows.")
+
+
+def _smallest_pad_row_walk() -> int | None:
+    """The smallest aligned pad within the bank target whose walk, traced row by row, hits enough."""
+    i, j = np.arange(WALK_ROWS), np.arange(WALK_WALKED)
+    for pad in range(0, WALK_COLS + 1, WALK_PAD_STEP):
+        trace = ((i[:, None] * (WALK_COLS + pad) + j[None, :]) * 4).ravel()
+        if (column_read_conflict_degree(WALK_COLS, pad) <= WALK_MAX_CONFLICT
+                and simulate_cache(trace, WALK_CACHE, WALK_LINE, WALK_WAYS).hit_rate >= WALK_TARGET):
+            return pad
+    return None
+
+
 PAD_IN_BYTES = Misconception(
     "pad-in-bytes-not-floats", "The pad given in bytes where float32 elements were asked: each float "
     "is 4 bytes, so the same pad in bytes is four times the count.", "03", _CACHES,
@@ -461,8 +502,8 @@ def _smallest_pad_wrong() -> dict:
     # first aligned pad.
     wrong = {BANKS_ONLY: _smallest_pad(cache=False), FIRST_ALIGNED_PAD: WALK_PAD_STEP, FITS_SO_HITS: 0,
              WHOLE_LINE: WALK_LINE // 4, CACHE_ONLY: _smallest_pad(banks=False),
-             PAD_IN_BYTES: right * 4}
-    return {k: v for k, v in wrong.items() if v != right}
+             PAD_IN_BYTES: right * 4, ROW_BY_ROW_WALK: _smallest_pad_row_walk()}
+    return {k: v for k, v in wrong.items() if v is not None and v != right}
 
 
 EXERCISES = [

@@ -240,6 +240,12 @@ FLOOR_DIVISION = Misconception(
     "it is a float.", "04", _INTENSITY, "Divide with /, not //.")
 
 
+C_SIZED_N_BY_K = Misconception(
+    "c-sized-n-by-k", "C's bytes counted as n x k (B's shape turned round) where C is m x n: the output "
+    "has one element per row of A and column of B.", "04", _INTENSITY,
+    "Bytes: A is m x k, B is k x n, C is m x n; test a shape with m, k and n all different.")
+
+
 def _intensity_wrong() -> dict:
     def wrong(flop, elements, bytes_of=lambda b: b):
         def intensity(m, k, n, bytes_per_element=2):
@@ -258,7 +264,8 @@ def _intensity_wrong() -> dict:
             BYTES_MULTIPLIED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 1) * bytes_per_element,
             ELEMENT_SIZE_FIXED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 2),
             BITS_NOT_BYTES: wrong(flop2, all3, lambda b: 8 * b),
-            FLOOR_DIVISION: lambda m, k, n, bytes_per_element=2: (2 * m * k * n) // (bytes_per_element * all3(m, k, n))}
+            FLOOR_DIVISION: lambda m, k, n, bytes_per_element=2: (2 * m * k * n) // (bytes_per_element * all3(m, k, n)),
+            C_SIZED_N_BY_K: wrong(flop2, lambda m, k, n: m * k + 2 * k * n)}
 
 
 BANDWIDTH_OVER_INTENSITY = Misconception(
@@ -280,6 +287,19 @@ TERA_UNITS = Misconception(
     "return FLOP/s.", "04", _BOUND, "Return the rate in FLOP/s, the unit the peak comes in.")
 
 
+RIDGE_UPSIDE_DOWN = Misconception(
+    "ridge-upside-down", "The ridge computed upside down, bandwidth / peak (bytes per FLOP), so the "
+    "switch to the flat roof comes at a tiny intensity: the ridge is peak / bandwidth, in FLOP per "
+    "byte.", "04", _BOUND,
+    "Skip the ridge: np.minimum(peak, bandwidth x intensity) switches roofs at the right place by itself.")
+INTENSITY_PER_ELEMENT = Misconception(
+    "sloped-roof-divided-by-element-size", "bandwidth x intensity divided by the bytes per element, as "
+    "if the intensity were FLOP per element: it is already FLOP per byte, so (bytes/s) x (FLOP/byte) "
+    "is FLOP/s with no element size in it.", "04", _BOUND,
+    "The sloped roof is bandwidth x intensity exactly; the element size entered when the intensity was "
+    "computed.")
+
+
 def _roofline_wrong() -> dict:
     def roof(i, p, b):
         return attainable_flops(np.asarray(i, dtype=float), p, b)
@@ -290,7 +310,10 @@ def _roofline_wrong() -> dict:
             TIMES_ADDED_ROOF: lambda i, p, b: 1 / (1 / p + 1 / (b * np.asarray(i, dtype=float))),
             PEAK_ONLY_ROOF: lambda i, p, b: np.full(np.shape(i), float(p)),
             FRACTION_OF_PEAK: lambda i, p, b: roof(i, p, b) / p,
-            TERA_UNITS: lambda i, p, b: roof(i, p, b) / 1e12}
+            TERA_UNITS: lambda i, p, b: roof(i, p, b) / 1e12,
+            RIDGE_UPSIDE_DOWN: lambda i, p, b: np.where(np.asarray(i, dtype=float) >= b / p, float(p),
+                                                        b * np.asarray(i, dtype=float)),
+            INTENSITY_PER_ELEMENT: lambda i, p, b: np.minimum(p, b * np.asarray(i, dtype=float) / 2)}
 
 
 def _odd_size(rng, low, high) -> int:

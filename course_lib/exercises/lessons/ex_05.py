@@ -328,6 +328,12 @@ MANTISSA_NOT_SCALED = Misconception(
     _ANATOMY, "The significand is 1 + field / 2^M, between 1 and 2.")
 
 
+MANTISSA_BIT_TOO_MANY = Misconception(
+    "significand-one-mantissa-bit-too-many", "The largest significand written 2 - 2^-(M+1), as if the "
+    "mantissa had M + 1 bits: with M stored bits (the leading 1 implicit) all ones give 2 - 2^-M.", "05",
+    _ANATOMY, "Count the stored mantissa bits only: 1 + (2^M - 1) / 2^M = 2 - 2^-M.")
+
+
 def _ieee_max_wrong() -> dict:
     def emax(e, bias=None):
         return 2 ** e - 2 - (2 ** (e - 1) - 1 if bias is None else bias)
@@ -344,7 +350,8 @@ def _ieee_max_wrong() -> dict:
             ONE_BINADE_ABOVE: lambda e, m: 2.0 ** (emax(e) + 1),
             E4M3_CONVENTION: lambda e, m: (2 - 2.0 ** (1 - m)) * 2.0 ** (emax(e) + 1),
             ONE_STEP_ABOVE_ONE: lambda e, m: (1 + 2.0 ** -m) * 2.0 ** emax(e),
-            MANTISSA_NOT_SCALED: lambda e, m: 2.0 ** m * 2.0 ** emax(e)}
+            MANTISSA_NOT_SCALED: lambda e, m: 2.0 ** m * 2.0 ** emax(e),
+            MANTISSA_BIT_TOO_MANY: lambda e, m: (2 - 2.0 ** -(m + 1)) * 2.0 ** emax(e)}
 
 
 def _block_cases(rng) -> list:

@@ -337,16 +337,19 @@ def _softmax_graph(rows=1000, cols=3001, b=2, vec_b=2):
     return ops, sizes
 
 
-def _softmax_saving(row_stats=True, vec_bytes=2, reads_only=False) -> float:
+def _softmax_saving(row_stats=True, vec_bytes=2, reads_only=False, vec_full=False, outputs=("O",)) -> float:
     """Bytes saved by fusing the four kernels (``row_stats`` False: m and l left out, a known
-    mistake that lands within 0.1 % of the answer)."""
+    mistake that lands within 0.1 % of the answer; ``vec_full``: m and l sized as the matrix and
+    ``outputs`` other than O: known mistakes)."""
     ops, sizes = _softmax_graph(vec_b=vec_bytes)
+    if vec_full:
+        sizes = dict(sizes, m=sizes["S"] // 2 * vec_bytes, l=sizes["S"] // 2 * vec_bytes)
     if reads_only:                       # a known mistake: the kernels' reads alone, no writes
         return sum(sizes[t] for op in ops for t in op[1]) - sizes[ops[0][1][0]]
     if not row_stats:
         sizes = dict(sizes, m=0, l=0)
-    four = graph_traffic(ops, sizes, [(o[0],) for o in ops], ("O",))
-    one = graph_traffic(ops, sizes, [tuple(o[0] for o in ops)], ("O",))
+    four = graph_traffic(ops, sizes, [(o[0],) for o in ops], outputs)
+    one = graph_traffic(ops, sizes, [tuple(o[0] for o in ops)], outputs)
     return four.bytes_moved - one.bytes_moved
 
 
@@ -390,7 +393,20 @@ def _softmax_saving_wrong() -> dict:
             INTERMEDIATE_ONCE: right - b * 2 * e,
             ROW_STATS_FP32: _softmax_saving(vec_bytes=4),
             FUSION_READS_ONLY: _softmax_saving(reads_only=True),
-            P_READ_ONCE: right - b * e}
+            P_READ_ONCE: right - b * e,
+            ROW_STATS_AS_MATRIX: _softmax_saving(vec_full=True),
+            P_KEPT_AS_OUTPUT: _softmax_saving(outputs=("O", "P"))}
+
+
+ROW_STATS_AS_MATRIX = Misconception(
+    "row-statistics-sized-as-matrix", "The row maxima m and row sums l sized as the whole rows x cols "
+    "matrix: each is one value per row, a vector of rows elements.", "06", _FUSION,
+    "m = rowmax(S) and l = rowsum(P) reduce each row to one number: size them rows x 1.")
+P_KEPT_AS_OUTPUT = Misconception(
+    "p-kept-as-graph-output", "P listed among the graph's outputs, as if kept for a backward pass, so "
+    "the fused kernel writes it too: the task's graph returns O alone, and fusion's point is that P "
+    "never leaves the chip.", "06", _FUSION,
+    "Pass ('O',) as the outputs to graph_traffic for both groupings.")
 
 
 ROW_STATS_FP32 = Misconception(
@@ -553,12 +569,13 @@ def _attn_smem_bytes(bq, bk, score_tile=True, stages=2, score_bytes=4, element_b
 
 
 def _attn_fits(bq, bk, registers=True, score_tile=True, accumulator_bytes=4, regs=ATTN_REGS, stages=2,
-               smem=ATTN_SMEM) -> bool:
+               smem=ATTN_SMEM, output_bytes=None) -> bool:
     """Within both budgets; ``accumulator_bytes`` is the size of a score and of an output running
-    sum (FP32, 4; BF16, 2, is a known mistake); ``stages`` the copies of K and V (1: no prefetch,
-    a known mistake)."""
+    sum (FP32, 4; BF16, 2, is a known mistake), ``output_bytes`` the output's alone where it differs;
+    ``stages`` the copies of K and V (1: no prefetch, a known mistake)."""
+    output_bytes = accumulator_bytes if output_bytes is None else output_bytes
     return (_attn_smem_bytes(bq, bk, score_tile, stages=stages, score_bytes=accumulator_bytes) <= smem
-            and (not registers or bq * ATTN_D * accumulator_bytes <= regs))
+            and (not registers or bq * ATTN_D * output_bytes <= regs))
 
 
 def _attn_elements(bq, bk) -> float:
@@ -570,14 +587,14 @@ _ATTN_GRID = range(ATTN_STEP, ATTN_MAX + 1, ATTN_STEP)
 
 @functools.lru_cache(maxsize=None)
 def _attn_fewest(equal=False, registers=True, score_tile=True, accumulator_bytes=4, moved=None,
-                 regs=ATTN_REGS, stages=2, smem=ATTN_SMEM) -> float:
+                 regs=ATTN_REGS, stages=2, smem=ATTN_SMEM, output_bytes=None) -> float:
     """The fewest elements any (block_q, block_k) on the grid moves within the budgets. The count
     depends on block_q alone, so for each block_q the smallest block_k is the one to try.
     ``moved``: 'reads' counts the reads only, 'no-lse' O's writes without the log-sum-exp (known
     mistakes)."""
     pairs = [(bq, bq) for bq in _ATTN_GRID] if equal else [(bq, ATTN_STEP) for bq in _ATTN_GRID]
     best = min((bq for bq, bk in pairs if _attn_fits(bq, bk, registers, score_tile, accumulator_bytes, regs, stages,
-                                                          smem)),
+                                                          smem, output_bytes)),
                key=lambda bq: _attn_elements(bq, ATTN_STEP))
     traffic = flash_attention_traffic(ATTN_N, ATTN_D, (best, ATTN_STEP))
     if moved == "reads":
@@ -651,7 +668,16 @@ def _attn_listed(right) -> dict:
             FLASH_LINEAR: 3 * ATTN_N * ATTN_D + ATTN_N * (ATTN_D + 1),
             KV_NOT_PREFETCHED: _attn_fewest(stages=1),
             SMEM_KIB_AS_KB: _attn_fewest(smem=ATTN_SMEM // 1024 * 1000),
-            ATTN_SMEM_IGNORED: _attn_fewest(smem=float("inf"))}
+            ATTN_SMEM_IGNORED: _attn_fewest(smem=float("inf")),
+            OUTPUT_IN_BF16: _attn_fewest(output_bytes=2)}
+
+
+OUTPUT_IN_BF16 = Misconception(
+    "output-accumulator-in-bf16", "The output's running sums counted in BF16, 2 bytes like Q, K and V, "
+    "against the register budget: O is accumulated in FP32, 4 bytes each, so a query block half as "
+    "tall fills the registers.", "06", "3. Down to the tensor core",
+    "Check block_q x d x 4 bytes against the register budget: the inputs' format does not set the "
+    "accumulator's.")
 
 
 ATTN_SMEM_IGNORED = Misconception(

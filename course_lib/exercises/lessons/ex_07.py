@@ -468,10 +468,32 @@ def _slots_model_wrong() -> dict:
     most_1024_by_4 = next((b for b in range(cap_1024, 0, -4) if meets(b)), None)
     batch_one = next((b for b in range(1, 400) if _p99_s_with(b, step_batch=1) <= TASK_P99_TARGET_S), None)
     median = next((b for b in range(1, 400) if _p99_s_with(b, percentile=50) <= TASK_P99_TARGET_S), None)
-    wrong = {CACHE_1024_MOST_SLOTS: most_1024, STEP_AT_BATCH_ONE: batch_one, MEDIAN_NOT_P99: median}
+    wrong = {CACHE_1024_MOST_SLOTS: most_1024, STEP_AT_BATCH_ONE: batch_one, MEDIAN_NOT_P99: median,
+             P99_IN_STEPS: _slots_by_p99_steps()}
     if most_1024_by_4 != most_1024:       # the same mistake, searched in coarser steps: named if it differs
         wrong[CACHE_1024_COARSE] = most_1024_by_4
     return {k: v for k, v in wrong.items() if v is not None and _judge_slots(v) is not None}
+
+
+def _slots_by_p99_steps() -> int:
+    """A learner who holds the p99 in steps to the target in seconds over doubling slot counts, and,
+    with none passing, takes the count with the fewest p99 steps (a known mistake)."""
+    arrival_s, out = _serving_trace()
+    doublings = [2 ** k for k in range(int(np.log2(len(out))) + 1)]
+
+    def p99_steps(slots):
+        step_s = decode_step("Llama 3 8B", "H100 SXM", slots, 1024).t_step_s
+        return simulate_batching(np.floor(arrival_s / step_s), out, slots).latency_percentile_steps(99)
+    steps = {b: p99_steps(b) for b in doublings}
+    return next((b for b in doublings if steps[b] <= TASK_P99_TARGET_S), min(doublings, key=steps.get))
+
+
+P99_IN_STEPS = Misconception(
+    "p99-steps-taken-for-seconds", "latency_percentile_steps(99), a count of decode steps, compared with "
+    "the 16 s target as if it were seconds: no slot count passes so, and the one with the fewest steps "
+    "is not a valid one.", "07", _COST,
+    "Multiply the p99 in steps by the step time at that slot count (decode_step(...).t_step_s) before "
+    "comparing with 16 s.")
 
 
 CACHE_1024_MOST_SLOTS = Misconception(

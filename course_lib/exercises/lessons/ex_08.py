@@ -170,7 +170,16 @@ def _all_reduce_wrong() -> dict:
             shared("fp32-bytes", "08", _COLLECTIVES): collective_time_s("all_reduce", 2 * nbytes, 8, link) * 1e3,
             shared("seconds-for-unit", "08", _COLLECTIVES): collective_time_s("all_reduce", nbytes, 8, link),
             shared("bits-for-bytes", "08", "Misconceptions"):
-                collective_time_s("all_reduce", 8 * nbytes, 8, link) * 1e3}
+                collective_time_s("all_reduce", 8 * nbytes, 8, link) * 1e3,
+            LINK_HALVED: collective_time_s("all_reduce", nbytes, 8, replace(
+                link, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s / 2)) * 1e3}
+
+
+LINK_HALVED = Misconception(
+    "nvlink-bandwidth-halved-per-direction", "The catalog link's bandwidth halved, as if it counted both "
+    "directions together: get_link gives NVLink's bandwidth per direction already, and each ring step "
+    "sends one way on each link (only the host link's figure counts both).", "08", _COLLECTIVES,
+    "Use get_link('H200', 'nvlink').bandwidth_bytes_per_s as it is.")
 
 
 def _busiest_link_bytes() -> float:
@@ -246,7 +255,21 @@ def _zero_wrong() -> dict:
             EVERY_STAGE_SHARDS_ALL: state(sharded=lambda stage: ("optimizer", "grads", "weights") if stage else ()),
             DP_IGNORED: state(sharded=lambda stage: ()),
             ZERO_ORDER_REVERSED: state(sharded=lambda stage: ("weights", "grads", "optimizer")[:stage]),
-            ZERO_GB_NOT_BYTES: state(scale=1e-9)}
+            ZERO_GB_NOT_BYTES: state(scale=1e-9),
+            ZERO_STAGES_ONE_AHEAD: state(sharded=lambda stage: ("optimizer", "grads", "weights")[:stage + 1]
+                                         if stage else ()),
+            FP32_WEIGHTS_AND_GRADIENTS: state(weights=4, grads=4)}
+
+
+ZERO_STAGES_ONE_AHEAD = Misconception(
+    "zero-stages-one-ahead", "Each ZeRO stage from 1 on taken to shard one kind more than it does (stage 1 "
+    "the optimizer state and the gradients, stage 2 the weights too): stage 1 shards the optimizer state "
+    "only, stage 2 adds the gradients, stage 3 the weights.", "08", _ZERO,
+    "Stage k divides the first k of (optimizer state, gradients, weights) by dp.")
+FP32_WEIGHTS_AND_GRADIENTS = Misconception(
+    "zero-fp32-weights-and-gradients", "Weights and gradients stored in FP32, 4 bytes each: in mixed "
+    "precision both are 16-bit, 2 bytes; the FP32 copies (master weights and Adam's two moments) are the "
+    "optimizer's 12 bytes.", "08", _ZERO, "Per parameter: 2 (weights) + 2 (gradients) + 12 (optimizer).")
 
 
 STAGE_ONE_SHARDS_GRADIENTS = Misconception(
