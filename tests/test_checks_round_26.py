@@ -20,11 +20,10 @@ def _load(name):
     return module
 
 
-#: The first two rounds were written by the helper who then tuned the feedback; 26c to 26f are
+#: The first two rounds were written by the helper who then tuned the feedback; 26c to 26g are
 #: blind rounds (written from the lessons and exercise files only), tuned on afterwards: none is
 #: out of sample any more. Their tables, with the figures before tuning, are the .md files beside
-#: them; 26e and 26f list what was named after tuning in NAMED_AFTER_TUNING. 26g, the round
-#: measured after the tuning, is kept as it was judged (its misses not tuned on).
+#: them; 26e, 26f and 26g list what was named after tuning in NAMED_AFTER_TUNING.
 ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b"),
           "26c": _load("wrong_answers_round_26c"), "26d": _load("wrong_answers_round_26d"),
           "26e": _load("wrong_answers_round_26e"), "26f": _load("wrong_answers_round_26f"),
