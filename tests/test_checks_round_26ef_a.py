@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
-import time
 from pathlib import Path
 
 import numpy as np
@@ -278,16 +277,3 @@ def test_the_lesson_rho_is_the_one_section_4_uses():
     from course_lib.exercises.lessons.ex_02 import LESSON_RHO
     (path,) = (REPO / "notebooks").glob("02_*.py")
     assert re.search(rf"^rho = {re.escape(repr(LESSON_RHO))}$", path.read_text(encoding="utf-8"), re.M)
-
-
-@pytest.mark.parametrize("exercise_id", ["01.5", "02.2", "02.3", "02.5", "02.6", "03.3", "04.3", "04.6"])
-def test_checks_stay_fast(exercise_id):
-    ex = get_exercise(exercise_id)
-    ex.check(ex.answer(None), None)                 # the first call fills the caches
-    start = time.perf_counter()
-    for _ in range(3):
-        try:
-            ex.check(-1 if not isinstance(ex.answer(None), str) else "x", None)
-        except (ExerciseError, ValueError, TypeError):
-            pass
-    assert (time.perf_counter() - start) / 3 < 0.5

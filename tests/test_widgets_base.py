@@ -106,6 +106,17 @@ def _rgba(png):
     return np.asarray(Image.open(io.BytesIO(bytes(png))))
 
 
+async def _settled(ex, timeout_s: float = 30.0) -> None:
+    """Wait until ``ex`` has no frame left to draw ahead (however loaded the machine)."""
+    import asyncio
+    import time
+    deadline = time.monotonic() + timeout_s
+    await asyncio.sleep(0)
+    while ex._ahead is not None and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert ex._ahead is None, "frames still pending after the timeout"
+
+
 def test_the_next_step_of_a_slider_is_drawn_ahead_and_shown_only_for_its_values(monkeypatch):
     """After a step from the browser, the steps either side of it are drawn while the kernel
     idles; the next step is then shown from that frame, with the pixels, result and text a live
@@ -124,14 +135,14 @@ def test_the_next_step_of_a_slider_is_drawn_ahead_and_shown_only_for_its_values(
     async def browse():
         _base.UPDATE_LOG.clear()
         batch.set_state({"index": 1})           # drawn when it arrives, then 4 and 1 drawn ahead
-        await asyncio.sleep(0.3)
+        await _settled(ex)
         ahead = [r["values"]["batch"] for r in _base.UPDATE_LOG if r.get("ahead")]
         batch.set_state({"index": 2})           # shown from its frame
         shown = dict(_base.UPDATE_LOG[-1])
         image, text, result = bytes(ex.image.value), ex.text.value, ex.result
-        await asyncio.sleep(0.3)                # batch 8 drawn ahead, for m = 1
+        await _settled(ex)                      # batch 8 drawn ahead, for m = 1
         ex.controls["m"].set_state({"index": 3})
-        await asyncio.sleep(0.3)
+        await _settled(ex)
         batch.set_state({"index": 3})           # batch 8 with m = 8: no frame, drawn now
         other = dict(_base.UPDATE_LOG[-1])
         batch.set_state({"index": 2})           # the way back (drawn ahead for m = 8): shown
@@ -234,10 +245,10 @@ def test_in_a_kernel_the_shown_values_are_drawn_at_live_size_once_the_cell_is_do
 
     async def display_then_step():
         ex = roofline_explorer("H100 SXM", "bf16")
-        await asyncio.sleep(0.5)
+        await _settled(ex)
         warmed = ex._key(ex.values()) in ex._frames
         ex.controls["batch"].set_state({"index": 1})
-        await asyncio.sleep(0.5)
+        await _settled(ex)
         ex.controls["batch"].set_state({"index": 0})            # back to the start
         back = dict(_base.UPDATE_LOG[-1])
         for pending in (ex._sharpen, ex._ahead):
