@@ -192,9 +192,9 @@ def test_axes_drawn_from_their_cached_layers_give_the_same_pixels(monkeypatch):
         options = list(getattr(last, "_options_values", ())) or [last.min, last.max]
         for value in options[:3]:
             last.value = value
-        hits = _canvas.AXIS_CACHE_STATS["hits"]
+        hits = _canvas.LAYER_STATS["hits"]
         cached = _base.render_png(ex.draw, ex.result, ex._figure)[0]
-        assert _canvas.AXIS_CACHE_STATS["hits"] > hits, factory
+        assert _canvas.LAYER_STATS["hits"] > hits, factory
         monkeypatch.setattr(_base, "cache_axis_drawing", lambda fig: None)
         plain = _base.render_png(ex.draw, ex.result)[0]         # a new figure, matplotlib's axes
         monkeypatch.undo()

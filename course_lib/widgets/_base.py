@@ -283,6 +283,15 @@ def _steps_either_side(controls: dict, change) -> list[dict]:
     return [{**values, name: v} for v in steps]
 
 
+def _running_loop():
+    """The running asyncio loop (a kernel's), or None in a plain script or test: nothing can run later."""
+    import asyncio
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class FigureExplorer:
     def __init__(self, controls: dict, compute: Callable, draw: Callable,
                  describe: Callable | None = None, height_px: int = 430, title: str = ""):
@@ -323,11 +332,7 @@ class FigureExplorer:
         # In a kernel, once the cell is done: the shown values drawn at the live pixel ratio, so
         # the first frame a hand asks for finds the canvas's text, axes and legends drawn at that
         # size already (and a way back to the start).
-        import asyncio
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:            # no event loop (a plain script, a test): nothing to warm
-            loop = None
+        loop = _running_loop()
         if loop is not None:
             self._ahead = loop.call_later(_WARM_AFTER_S, self._draw_ahead, loop, [self.values()])
 
@@ -339,13 +344,7 @@ class FigureExplorer:
         ``set_state`` holds the properties the browser sent locked while it notifies: ``value``,
         or ``index`` for a selection) is drawn at ``_LIVE_PIXEL_RATIO`` at once, and at full
         sharpness once the controls have rested ``_SHARPEN_AFTER_S``: the picture follows the hand."""
-        loop = None
-        if getattr(change["owner"], "_property_lock", None):
-            import asyncio
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:        # no event loop (a plain script): nothing can run later
-                loop = None
+        loop = _running_loop() if getattr(change["owner"], "_property_lock", None) else None
         for pending in (self._sharpen, self._ahead):
             if pending is not None:
                 pending.cancel()
@@ -403,17 +402,13 @@ class FigureExplorer:
     def _show_frame(self, frame) -> None:
         """Show a frame drawn ahead for the controls' current values: no compute, no draw."""
         arrived, start = time.time(), time.perf_counter()
-        result, png, (width_px, height_px), text = frame
+        result, png, size, text = frame
         self.result = result
-        with self.image.hold_sync():
-            self.image.value = png
-            self.image.width, self.image.height = str(width_px), str(height_px)
         record = {"explorer": self._title, "t_arrived": arrived, "compute_s": 0.0, "draw_s": 0.0,
                   "encode_s": 0.0, "drawn_ahead": True, "pixel_ratio": _LIVE_PIXEL_RATIO,
-                  "values": {k: repr(v) for k, v in self.values().items()}, "t_image_sent": time.time()}
-        self._pixel_ratio = _LIVE_PIXEL_RATIO
+                  "values": {k: repr(v) for k, v in self.values().items()}}
+        self._send(png, size, _LIVE_PIXEL_RATIO, record)
         self.text.value = text
-        record.update(png_bytes=len(png), send_s=time.perf_counter() - start)
         self.last_update_s = time.perf_counter() - start
         self.last_update_cpu_s = None
         record["t_sent"] = time.time()
@@ -429,24 +424,28 @@ class FigureExplorer:
         record["t_sent"] = time.time()
         UPDATE_LOG.append(record)
 
-    def _show(self, result, pixel_ratio: float, record: dict) -> None:
+    def _show(self, result, pixel_ratio: float, record: dict) -> tuple:
         """Draw ``result`` at ``pixel_ratio`` (on the same figure where the draw step takes ``ax``) and
-        send it as the image; ``record`` receives the draw, encode and send times."""
+        send it as the image; ``record`` receives the draw, encode and send times. Returns the PNG
+        and its size in CSS pixels."""
         record["pixel_ratio"] = pixel_ratio
         try:
-            png, (width_px, height_px), figure = render_png(self.draw, result, self._figure, record,
-                                                            pixel_ratio)
+            png, size, figure = render_png(self.draw, result, self._figure, record, pixel_ratio)
         except Exception:
             self._figure = None             # half drawn: the next update starts a new figure
             raise
-        encoded = time.perf_counter()
-        with self.image.hold_sync():            # the picture and its size in one message
-            self.image.value = png
-            self.image.width, self.image.height = str(width_px), str(height_px)
-        record["t_image_sent"] = time.time()
-        self._pixel_ratio = pixel_ratio
         self._figure = figure if self._reuse_figure else None
-        record.update(png_bytes=len(png), send_s=time.perf_counter() - encoded)
+        self._send(png, size, pixel_ratio, record)
+        return png, size
+
+    def _send(self, png: bytes, size: tuple, pixel_ratio: float, record: dict) -> None:
+        """Show ``png`` (``size`` in CSS pixels): the picture and its size in one message."""
+        start = time.perf_counter()
+        with self.image.hold_sync():
+            self.image.value = png
+            self.image.width, self.image.height = str(size[0]), str(size[1])
+        self._pixel_ratio = pixel_ratio
+        record.update(t_image_sent=time.time(), png_bytes=len(png), send_s=time.perf_counter() - start)
 
     def update(self, pixel_ratio: float = _PIXEL_RATIO) -> None:
         """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG
@@ -462,11 +461,10 @@ class FigureExplorer:
         self.result = result
         record = {"explorer": self._title, "t_arrived": arrived, "compute_s": computed - start,
                   "values": {k: repr(v) for k, v in self.values().items()}}
-        self._show(result, pixel_ratio, record)
+        png, size = self._show(result, pixel_ratio, record)
         self.text.value = self.describe(result) if self.describe else ""
         if pixel_ratio == _LIVE_PIXEL_RATIO:        # a frame like those drawn ahead: the way back
-            self._keep(self.values(), (result, self.image.value, (int(self.image.width),
-                                                                  int(self.image.height)), self.text.value))
+            self._keep(self.values(), (result, png, size, self.text.value))
         self.last_update_s = time.perf_counter() - start
         self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
         record["t_sent"] = time.time()

@@ -29,12 +29,12 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 
-__all__ = ["cache_axis_drawing", "AXIS_CACHE_STATS"]
+__all__ = ["cache_axis_drawing", "LAYER_STATS"]
 
-#: Hits and misses of the axis layers in this process (read by tools/bench.py and the tests).
-AXIS_CACHE_STATS = {"hits": 0, "misses": 0}
-#: Looks kept per axis (a 1x and a 2x picture of a few states): bounded memory.
-_LOOKS_PER_AXIS = 12
+#: Hits and misses of the axis and legend layers in this process (read by the tests).
+LAYER_STATS = {"hits": 0, "misses": 0}
+#: Looks kept per axis, and per axes for its legends (a 1x and a 2x picture of a few states).
+_LOOKS_KEPT = 12
 
 def _canvas_class():
     """An Agg canvas whose renderer draws each plain-text string from a cached bitmap.
@@ -255,7 +255,7 @@ def _draw_cached(kind: str, artist, renderer) -> None:
     layers = holder.__dict__.setdefault(f"_explorer_{kind}_layers", OrderedDict())
     layer = layers.get(look)
     if layer is None:
-        AXIS_CACHE_STATS["misses"] += 1
+        LAYER_STATS["misses"] += 1
         off = _offscreen(renderer)
         type(artist).draw(artist, off)
         pixels = np.asarray(off.buffer_rgba())
@@ -269,10 +269,10 @@ def _draw_cached(kind: str, artist, renderer) -> None:
         else:
             layer = (0, 0, None)
         layers[look] = layer
-        if len(layers) > _LOOKS_PER_AXIS:
+        if len(layers) > _LOOKS_KEPT:
             layers.popitem(last=False)
     else:
-        AXIS_CACHE_STATS["hits"] += 1
+        LAYER_STATS["hits"] += 1
         layers.move_to_end(look)
     x, y, image = layer
     if image is not None:
