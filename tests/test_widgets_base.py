@@ -232,32 +232,72 @@ def test_the_steps_either_side_of_each_kind_of_slider():
     assert steps(widgets.Dropdown(options=[1, 2, 3]), 1, 2) == []
 
 
-def test_in_a_kernel_the_shown_values_are_drawn_at_live_size_once_the_cell_is_done(monkeypatch):
-    """Displayed inside an event loop (a kernel), an explorer draws its current values at the live
-    pixel ratio once idle: the first step a hand takes finds the live-size canvas warm, and a step
-    back to the start is shown from that frame."""
+def test_a_page_that_shows_an_explorer_is_sent_the_frames_of_a_hand_s_first_steps(monkeypatch):
+    """Nothing is drawn ahead until a page shows the explorer (a script, a test, nbval draw nothing
+    more). Once a page says it has shown it: the shown values at the live size, then one step either
+    side of every slider, the last slider first, each kept and sent to the page with the key the page
+    computes from its controls; a step the hand then takes is answered from its frame."""
     import asyncio
 
     from course_lib.widgets import _base
+    from course_lib.widgets._frames import page_key
 
     monkeypatch.setattr(_base, "_WARM_AFTER_S", 0.01)
     monkeypatch.setattr(_base, "_SHARPEN_AFTER_S", 60)
 
-    async def display_then_step():
+    async def show_then_step():
         ex = roofline_explorer("H100 SXM", "bf16")
+        held = []
+        monkeypatch.setattr(ex.image, "send", lambda content, buffers=None: held.append((content, buffers)))
+        await asyncio.sleep(0.05)
+        before = (ex._ahead, dict(ex._frames))
+        ex.image._handle_custom_msg({"event": "not-shown"}, [])
+        ignored = ex._ahead
+        ex.image._handle_custom_msg({"event": "shown"}, [])
         await _settled(ex)
-        warmed = ex._key(ex.values()) in ex._frames
-        ex.controls["batch"].set_state({"index": 1})
-        await _settled(ex)
-        ex.controls["batch"].set_state({"index": 0})            # back to the start
-        back = dict(_base.UPDATE_LOG[-1])
+        ex.controls["batch"].set_state({"index": 1})            # one step right: its frame
+        step = dict(_base.UPDATE_LOG[-1])
         for pending in (ex._sharpen, ex._ahead):
             if pending is not None:
                 pending.cancel()
-        return warmed, back
+        return ex, before, ignored, held, step
 
-    warmed, back = asyncio.run(display_then_step())
-    assert warmed and back.get("drawn_ahead") and back["values"]["batch"] == "1"
+    ex, before, ignored, held, step = asyncio.run(show_then_step())
+    assert before == (None, {}) and ignored is None
+    batch = ex.controls["batch"]
+    drawn = [frame[4] for frame in ex._frames.values()]
+    start = {**ex.values(), "batch": 1}
+
+    def step_of(name, by):
+        options = list(ex.controls[name].options)
+        return {**start, name: options[options.index(start[name]) + by]}
+
+    # batch and m are at their first option: one step each; k and n have both sides.
+    assert drawn == [start, step_of("batch", 1), step_of("n", 1), step_of("n", -1), step_of("k", 1),
+                     step_of("k", -1), step_of("m", 1)]
+    assert len(held) == len(drawn)
+    for (content, buffers), frame in zip(held, ex._frames.values()):
+        assert content["frame"] == page_key(ex.controls, frame[4], _base._LIVE_PIXEL_RATIO)
+        assert bytes(buffers[0]) == frame[1] and content["text"] == frame[3]
+        assert (content["width"], content["height"]) == tuple(str(n) for n in frame[2])
+    assert step.get("drawn_ahead") and step["values"]["batch"] == "2" and batch.value == 2
+    assert ex.image.key == page_key(ex.controls, ex.values(), _base._LIVE_PIXEL_RATIO)
+
+
+def test_the_key_a_page_computes_for_a_frame():
+    """The page keys a frame by a selection's index and a number to nine significant digits; a
+    value with no such form gives no key (the page never shows a frame for it)."""
+    import ipywidgets as widgets
+
+    from course_lib.widgets._frames import page_key
+
+    controls = {"size": widgets.SelectionSlider(options=[1, 2, 4]), "x": widgets.FloatSlider(),
+                "on": widgets.Checkbox(), "name": widgets.Text()}
+    values = {"size": 4, "x": 0.1 + 0.2, "on": True, "name": "H100"}
+    assert page_key(controls, values, 1) == [1, 2, 0.3, True, "H100"]
+    assert page_key(controls, {**values, "x": 10 ** 1.85}, 2)[2] == float(f"{10 ** 1.85:.9g}")
+    assert page_key(controls, {**values, "size": 3}, 1) is None          # not an option
+    assert page_key(controls, {**values, "x": (1, 2)}, 1) is None
 
 
 def test_a_matplotlib_without_the_private_names_the_layers_read_draws_as_usual(monkeypatch):
@@ -276,3 +316,21 @@ def test_a_matplotlib_without_the_private_names_the_layers_read_draws_as_usual(m
     after = _rgba(_base.render_png(ex.draw, ex.result)[0])
     assert _canvas._LAYERS_ON is False
     assert abs(before.astype(int) - after.astype(int)).max() <= 1
+
+
+def test_where_pages_cannot_run_the_picture_script_the_picture_is_ipywidgets_image(monkeypatch):
+    """Colab runs anywidget's script only after enable_custom_widget_manager(): there an explorer
+    shows ipywidgets' own image, and a page that never says it has shown the picture gets no frame."""
+    import sys
+    import types
+
+    import ipywidgets as widgets
+
+    from course_lib.widgets._frames import Picture
+
+    assert isinstance(roofline_explorer("H100 SXM", "bf16").image, Picture)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    ex = roofline_explorer("H100 SXM", "bf16")
+    assert type(ex.image) is widgets.Image and bytes(ex.image.value).startswith(b"\x89PNG")
+    ex.controls["batch"].value = 4
+    assert ex.result[0].kernel.name.startswith("your matmul (4x") and not ex._frames

@@ -16,11 +16,15 @@ Where the time goes, per press (medians; kernel and browser share this machine's
                ``src`` arriving in the page (the server's relay)
   frame->src   that frame to the image's new ``src`` (the widget manager and the image view)
   decode       ``src`` set to ``img.decode()`` resolved
-and the bytes and websocket frames the page received per press. After a press the kernel draws
-the frames one slider step either side ahead, in its idle time (course_lib/widgets/_base.py): the
-column ``ahead`` counts the presses answered with such a frame, ``drawn`` is the median of the
-others (the first press of each explorer always; ``--no-ahead`` turns drawing ahead off, so every
-press is drawn when it arrives).
+and the bytes and websocket frames the page received per press. The kernel draws frames ahead in
+its idle time (course_lib/widgets/_base.py): when the page shows an explorer, one step either side
+of every slider; after each press, one step either side of the slider pressed. It sends them to
+the page, which shows one at the key press itself when it holds the frame for the new values
+(course_lib/widgets/_frames.py): the column ``page`` counts those presses (no kernel step in their
+time), ``ahead`` the presses the kernel answered with a frame drawn ahead, and ``drawn`` is the
+median of the presses the kernel drew when they arrived (``--no-ahead`` turns drawing ahead off:
+the page then holds only frames it has shown). Each press records which picture was shown and
+which the kernel sent for it (``shown_sha``, ``kernel_sha``: the first 16 hex digits of SHA-256).
 
 The numbers depend on how busy the machine is: run it on a quiet machine and read it as a
 measurement, never as a test (e2e/test_bench_browser.py only checks that it runs and that every
@@ -97,15 +101,22 @@ ARM = """(el) => {
   window.__benchDone = new Promise(resolve => {
     const obs = new MutationObserver(() => {
       if (img.src === before) return;
+      // A frame the page held, shown at the key press (course_lib/widgets/_frames.py): the answer.
+      const page = img.dataset.source === 'page' && b.t_key !== null;
       // The answer to the key press follows the kernel's busy status for its message: a picture
       // before that (the kernel's sharper redraw of the last frame) is not the answer.
       const busy = window.__wsLog.slice(b.ws_start).some(
         f => f[0] === 'in' && f[3] === 'iopub/status:busy' && b.t_key !== null && f[1] >= b.t_key);
-      if (!busy) { before = img.src; b.stale_src++; return; }
+      if (!busy && !page) { before = img.src; b.stale_src++; return; }
       obs.disconnect();
       b.t_src = performance.now();
+      b.page = page;
       const done = () => { b.t_decoded = performance.now();
                            requestAnimationFrame(() => { b.t_frame = performance.now(); resolve('ok'); }); };
+      // Which picture was shown (after the timing): the first 16 hex digits of its SHA-256.
+      b.sha = fetch(img.src).then(r => r.arrayBuffer()).then(buf => crypto.subtle.digest('SHA-256', buf))
+        .then(d => Array.from(new Uint8Array(d)).map(x => x.toString(16).padStart(2, '0')).join('').slice(0, 16),
+              () => null);
       img.decode().then(done, err => { b.error = String(err); done(); });
     });
     obs.observe(img, {attributes: true, attributeFilter: ['src']});
@@ -115,8 +126,9 @@ ARM = """(el) => {
 
 WAIT = f"""() => Promise.race([window.__benchDone,
                              new Promise(r => setTimeout(() => r('timeout'), {KEY_TIMEOUT_MS}))])
-          .then(status => ({{status, origin: performance.timeOrigin, ...window.__bench,
-                            ws: window.__wsLog.slice(window.__bench.ws_start)}}))"""
+          .then(async status => ({{status, origin: performance.timeOrigin, ...window.__bench,
+                                  sha: await window.__bench.sha,
+                                  ws: window.__wsLog.slice(window.__bench.ws_start)}}))"""
 
 READ_LOG = ("import json as _j, course_lib.widgets._base as _b\n"
             "print(_j.dumps(list(_b.UPDATE_LOG)))\n_b.UPDATE_LOG.clear()")
@@ -228,6 +240,7 @@ def _split(record: dict, updates: list[dict]) -> dict:
     ws_in = [f for f in record["ws"] if f[0] == "in" and f[1] <= record["t_src"]]
     ws_out = [f for f in record["ws"] if f[0] == "out" and f[1] >= t_key]
     row["stale_src"] = record.get("stale_src", 0)      # pictures before the answer (not counted)
+    row["page"] = bool(record.get("page"))             # shown by the page from a frame it held
     ws_in = [f for f in ws_in if f[1] >= t_key]
     row["bytes_in"] = sum(f[2] for f in ws_in)
     row["frames_in"] = len(ws_in)
@@ -238,6 +251,12 @@ def _split(record: dict, updates: list[dict]) -> dict:
     if ws_in:
         row["frame_to_src_ms"] = record["t_src"] - ws_in[-1][1]
     updates = [u for u in updates if not u.get("sharpen") and not u.get("ahead")]
+    row["shown_sha"] = record.get("sha")
+    if row["page"]:     # the kernel answers after the picture: its answer is the next update
+        later = [u for u in updates if key_epoch - 0.01 <= u["t_arrived"] <= key_epoch + 5]
+        if later:
+            row["kernel_sha"], row["kernel_values"] = later[0].get("png_sha"), later[0]["values"]
+        return row
     answered = [u for u in updates if key_epoch - 0.01 <= u["t_arrived"] <= key_epoch + row["total_ms"] / 1000]
     if answered:
         u = answered[0]
@@ -247,6 +266,7 @@ def _split(record: dict, updates: list[dict]) -> dict:
         for name in ("compute", "draw", "encode", "send"):
             row[f"{name}_ms"] = u[f"{name}_s"] * 1000
         row["png_bytes"] = u["png_bytes"]
+        row["kernel_sha"] = u.get("png_sha")
         row["drawn_ahead"] = bool(u.get("drawn_ahead"))
         if ws_in:
             row["kernel_to_frame_ms"] = ws_in[-1][1] - ((u["t_image_sent"] * 1000) - origin)
@@ -260,8 +280,9 @@ BREAKDOWN = ("key_to_send_ms", "send_to_kernel_ms", "compute_ms", "draw_ms", "en
 def summarise(rows: list[dict]) -> dict:
     totals = [r["total_ms"] for r in rows]
     summary = {"presses": len(rows), "median_ms": statistics.median(totals), "worst_ms": max(totals),
-               "drawn_ahead": sum(bool(r.get("drawn_ahead")) for r in rows)}
-    drawn = [r["total_ms"] for r in rows if not r.get("drawn_ahead")]
+               "drawn_ahead": sum(bool(r.get("drawn_ahead")) for r in rows),
+               "page": sum(r["page"] for r in rows)}
+    drawn = [r["total_ms"] for r in rows if not r.get("drawn_ahead") and not r["page"]]
     if drawn:       # the presses the kernel had to compute and draw (the first one always)
         summary["drawn_median_ms"], summary["drawn_worst_ms"] = statistics.median(drawn), max(drawn)
     for name in BREAKDOWN + ("bytes_in", "frames_in", "png_bytes"):
@@ -344,7 +365,7 @@ def print_table(results: list[dict], load: str) -> None:
             ("encode", "encode_ms"), ("k.send", "send_ms"), (">frame", "kernel_to_frame_ms"),
             ("frm>src", "frame_to_src_ms"), ("decode", "decode_ms")]
     head = f"{'lesson / explorer':44s}" + "".join(f"{c:>9s}" for c, _ in cols) + \
-        f"{'KiB in':>8s}{'frames':>7s}{'ahead':>7s}"
+        f"{'KiB in':>8s}{'frames':>7s}{'ahead':>7s}{'page':>7s}"
     print(f"key press to decoded picture in Chromium (ms; medians of {results and max((r.get('presses', 0) for r in results)) or 0} presses) -- load: {load}")
     print(head)
     print("-" * len(head))
@@ -355,7 +376,7 @@ def print_table(results: list[dict], load: str) -> None:
             continue
         cells = "".join(f"{r[k]:9.0f}" if k in r else f"{'-':>9s}" for _, k in cols)
         print(f"{name:44s}{cells}{r.get('bytes_in', 0) / 1024:8.0f}{r.get('frames_in', 0):7.0f}"
-              f"{r.get('drawn_ahead', 0):4d}/{r['presses']}")
+              f"{r.get('drawn_ahead', 0):4d}/{r['presses']}{r.get('page', 0):4d}/{r['presses']}")
     drags = [r for r in results if "drag" in r]
     if drags:
         print(f"\ndrag of the same slider ({drags[0]['drag']['moves']} mouse moves in "

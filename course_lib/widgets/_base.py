@@ -9,9 +9,11 @@ ticks again, and the figure's axes and legends are laid back from cached layers 
 the same (``_canvas``). Images are drawn at twice the size they are shown, sharp on high-density
 screens; while a hand moves a control in the browser, each frame is drawn at the size it is shown
 (a quarter of the pixels to encode, send and decode) and drawn sharp again once the controls rest.
-While a hand is on a slider, the frames one step either side are drawn ahead in the kernel's idle
-time, so the next step is answered with a picture already drawn (exactly the one an update would
-draw: tests/test_widgets_base.py). Sliders update while dragged: ipywidgets' frontend sends a
+Once a page shows an explorer, and while a hand is on a slider, the frames one step either side
+are drawn ahead in the kernel's idle time (exactly the pictures an update would draw:
+tests/test_widgets_base.py) and sent to the page, which keeps them and shows one the moment a
+control reaches its values, without waiting for the kernel (``_frames.Picture``); the kernel still
+answers every step. Sliders update while dragged: ipywidgets' frontend sends a
 widget's next value only when the kernel is idle again, keeping just the latest, so a busy kernel
 never draws a queue of stale frames (the drag in tools/bench_browser.py shows it); a frame drawn
 ahead delays a value by at most one frame. Errors from bad control combinations are shown as one
@@ -28,6 +30,7 @@ import time
 from typing import Callable
 
 from ._canvas import _canvas_class, cache_axis_drawing
+from ._frames import Picture, page_key
 
 __all__ = ["FigureExplorer", "fixed_figure", "pick", "powers_of_two", "render_png"]
 
@@ -53,8 +56,13 @@ _SHARPEN_AFTER_S = 1.0
 #: each); a frame is only ever shown for exactly the control values it was drawn for.
 _FRAMES_AHEAD = 2
 _FRAMES_KEPT = 24
-#: Seconds after an explorer is displayed in a kernel before its first live-size frame is drawn.
+#: Seconds after a page has shown an explorer before frames are drawn for it: its shown values at
+#: the live size (the canvas warm, and a way back), then one step either side of every slider (the
+#: last slider first), at most ``_FRAMES_AT_SHOWN``, each sent to the page to keep. The first step a
+#: hand takes is then shown by the page itself. Nothing is drawn where no page shows the explorer
+#: (a script, a test, nbval).
 _WARM_AFTER_S = 0.3
+_FRAMES_AT_SHOWN = 12
 #: Seconds after a frame is sent before frames are drawn ahead, so that drawing them does not
 #: compete with the server relaying that frame and the browser decoding it (on two cores the
 #: browser's own work after a key press, ~100 ms, is most of a press drawn ahead: see
@@ -65,8 +73,8 @@ _PNG_COMPRESS_LEVEL = 1
 
 #: The last updates of every explorer in this process, oldest first: one dict each, with the wall
 #: clock (``time.time()``, seconds) when the change arrived, when the image was sent and when the
-#: update was done, the seconds spent computing, drawing and encoding, the PNG's bytes, its pixel
-#: ratio and the controls' values. Bounded; read by
+#: update was done, the seconds spent computing, drawing and encoding, the PNG's bytes and digest
+#: (``_digest``), its pixel ratio and the controls' values. Bounded; read by
 #: tools/bench_browser.py to split a browser's key-press-to-picture time.
 UPDATE_LOG: collections.deque = collections.deque(maxlen=512)
 
@@ -93,6 +101,13 @@ def _png(rgba) -> bytes:
 
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
             + chunk(b"IDAT", zlib.compress(rows, _PNG_COMPRESS_LEVEL)) + chunk(b"IEND", b""))
+
+
+def _digest(png: bytes) -> str:
+    """The first 16 hex digits of the PNG's SHA-256: which picture a log entry sent (the browser
+    benchmark compares it with the picture a page showed)."""
+    import hashlib
+    return hashlib.sha256(png).hexdigest()[:16]
 
 
 def _plain_number(value: float, _pos=None) -> str:
@@ -283,6 +298,14 @@ def _steps_either_side(controls: dict, change) -> list[dict]:
     return [{**values, name: v} for v in steps]
 
 
+def _pages_run_picture_script() -> bool:
+    """Whether the pages showing this kernel's widgets run ``Picture``'s script (anywidget's):
+    JupyterLab, Notebook 7 and VS Code do; Colab only after ``enable_custom_widget_manager()``,
+    so there the picture is ipywidgets' own image, and the kernel answers every step."""
+    import sys
+    return "google.colab" not in sys.modules
+
+
 def _running_loop():
     """The running asyncio loop (a kernel's), or None in a plain script or test: nothing can run later."""
     import asyncio
@@ -311,15 +334,19 @@ class FigureExplorer:
         self._sharpen = None        # the pending full-sharpness redraw (an asyncio TimerHandle)
         self._ahead = None          # the pending draw-ahead (an asyncio TimerHandle)
         self._frames: collections.OrderedDict = collections.OrderedDict()   # values -> drawn frame
+        self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
         # The image is drawn at twice the size it is shown (its width and height are set in CSS
         # pixels), sharp on 2x screens; the box around it keeps ``height_px`` so the page does not
-        # jump while a new figure renders.
-        self.image = widgets.Image(format="png")
+        # jump while a new figure renders. The page keeps the frames drawn ahead (``_frames``).
+        if _pages_run_picture_script():
+            self.image = Picture.watching(self.controls, self.text)
+            self.image.on_msg(self._on_page_message)
+        else:
+            self.image = widgets.Image(format="png")
         # ``align_items``: the box is a flex row and ipywidgets styles an image ``height: auto``, so
         # by default a figure shorter than the box was stretched to its height, text and all.
         self._image_box = widgets.Box([self.image], layout=widgets.Layout(min_height=f"{height_px}px",
                                                                           align_items="flex-start"))
-        self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
         box_items = list(self.controls.values())
         rows = [widgets.HBox(box_items[i:i + 3]) for i in range(0, len(box_items), 3)]
         header = [widgets.HTML(f"<b>{title}</b>")] if title else []
@@ -329,15 +356,33 @@ class FigureExplorer:
                 control.style.description_width = "initial"     # never truncate a control's label
             control.observe(self._on_change, names="value")
         self.update()
-        # In a kernel, once the cell is done: the shown values drawn at the live pixel ratio, so
-        # the first frame a hand asks for finds the canvas's text, axes and legends drawn at that
-        # size already (and a way back to the start).
-        loop = _running_loop()
-        if loop is not None:
-            self._ahead = loop.call_later(_WARM_AFTER_S, self._draw_ahead, loop, [self.values()])
 
     def values(self) -> dict:
         return {name: control.value for name, control in self.controls.items()}
+
+    def _on_page_message(self, _widget, content, _buffers) -> None:
+        """A page has shown the explorer: send it the frames kept, then draw, once the page is
+        done, the shown values at the live size and one step either side of every slider."""
+        loop = _running_loop()
+        if not isinstance(content, dict) or content.get("event") != "shown" or loop is None:
+            return
+        for frame in self._frames.values():
+            self._hold(frame)
+        queue = [self.values()]
+        if _FRAMES_AHEAD:
+            for control in reversed(list(self.controls.values())):
+                now = control.value
+                queue += _steps_either_side(self.controls, {"owner": control, "old": now, "new": now})
+        queue = [v for v in queue if self._key(v) not in self._frames][:_FRAMES_AT_SHOWN]
+        if queue and self._ahead is None:
+            self._ahead = loop.call_later(_WARM_AFTER_S, self._draw_ahead, loop, queue)
+
+    def _hold(self, frame: tuple) -> None:
+        """Send the page a frame drawn at the live size, to show when its controls reach its values."""
+        _, png, size, text, values = frame
+        key = page_key(self.controls, values, _LIVE_PIXEL_RATIO)
+        if key is not None and isinstance(self.image, Picture):
+            self.image.hold(key, png, size, text)
 
     def _on_change(self, change) -> None:
         """A change typed in Python redraws at full sharpness. One from the browser (ipywidgets'
@@ -388,21 +433,23 @@ class FigureExplorer:
         except Exception:          # a frame drawn ahead is never shown if it fails
             self._figure = None
         else:
-            self._keep(values, (result, png, size, text))
-            record.update(png_bytes=len(png), t_sent=time.time())
+            self._keep((result, png, size, text, values))
+            self._hold(self._frames[self._key(values)])
+            record.update(png_bytes=len(png), png_sha=_digest(png), t_sent=time.time())
             UPDATE_LOG.append(record)
         if queue:
             self._ahead = loop.call_later(0.001, self._draw_ahead, loop, queue)
 
-    def _keep(self, values: dict, frame: tuple) -> None:
-        self._frames[self._key(values)] = frame
+    def _keep(self, frame: tuple) -> None:
+        """Keep a frame drawn at the live size: (result, PNG, size, text, the controls' values)."""
+        self._frames[self._key(frame[4])] = frame
         while len(self._frames) > _FRAMES_KEPT:
             self._frames.popitem(last=False)
 
     def _show_frame(self, frame) -> None:
         """Show a frame drawn ahead for the controls' current values: no compute, no draw."""
         arrived, start = time.time(), time.perf_counter()
-        result, png, size, text = frame
+        result, png, size, text, _ = frame
         self.result = result
         record = {"explorer": self._title, "t_arrived": arrived, "compute_s": 0.0, "draw_s": 0.0,
                   "encode_s": 0.0, "drawn_ahead": True, "pixel_ratio": _LIVE_PIXEL_RATIO,
@@ -444,8 +491,11 @@ class FigureExplorer:
         with self.image.hold_sync():
             self.image.value = png
             self.image.width, self.image.height = str(size[0]), str(size[1])
+            if isinstance(self.image, Picture):
+                self.image.key = page_key(self.controls, self.values(), pixel_ratio) or []
         self._pixel_ratio = pixel_ratio
-        record.update(t_image_sent=time.time(), png_bytes=len(png), send_s=time.perf_counter() - start)
+        record.update(t_image_sent=time.time(), png_bytes=len(png), png_sha=_digest(png),
+                      send_s=time.perf_counter() - start)
 
     def update(self, pixel_ratio: float = _PIXEL_RATIO) -> None:
         """Recompute and redraw, on the same figure where the draw step takes ``ax``; show it as PNG
@@ -464,7 +514,7 @@ class FigureExplorer:
         png, size = self._show(result, pixel_ratio, record)
         self.text.value = self.describe(result) if self.describe else ""
         if pixel_ratio == _LIVE_PIXEL_RATIO:        # a frame like those drawn ahead: the way back
-            self._keep(self.values(), (result, png, size, self.text.value))
+            self._keep((result, png, size, self.text.value, self.values()))
         self.last_update_s = time.perf_counter() - start
         self.last_update_cpu_s = time.process_time() - start_cpu      # what the update cost this process
         record["t_sent"] = time.time()
