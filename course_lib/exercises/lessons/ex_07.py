@@ -868,11 +868,11 @@ TOKENS_BILLIONS_FOR_TRILLIONS = _h(
     "tokens-billions-for-trillions", "The training tokens read in billions where the task gives trillions "
     "(10^12): the time follows the tokens, a thousand times off.", _TRAINING,
     "Write the tokens with their power of ten: a trillion is 1e12.")
-YEARS_FOR_DAYS = _h("years-for-days", "Years where days were asked.", _TRAINING,
+YEARS_FOR_DAYS = _h("years-for-days", "The time in years where days were asked.", _TRAINING,
                     "Convert seconds to days in one step: a day has 86,400 seconds.")
-WEEKS_FOR_DAYS = _h("weeks-for-days", "Weeks where days were asked.", _TRAINING,
+WEEKS_FOR_DAYS = _h("weeks-for-days", "The time in weeks where days were asked.", _TRAINING,
                     "Convert seconds to days in one step: a day has 86,400 seconds.")
-MINUTES_FOR_DAYS = _h("minutes-for-days", "Minutes where days were asked.", _TRAINING,
+MINUTES_FOR_DAYS = _h("minutes-for-days", "The time in minutes where days were asked.", _TRAINING,
                       "Convert seconds to days in one step: a day has 86,400 seconds.")
 UTILIZATION_MULTIPLIED = _h(
     "utilization-multiplied-into-time", "The utilization multiplied into the time where it divides it: a run "
@@ -902,7 +902,8 @@ def _training_days_more(model, tokens, accelerator, gpus) -> dict:
 BATCH_COUNTED_TWICE = _h(
     "batch-counted-twice", "tokens_per_s multiplied by the batch again: decode_step's tokens_per_s is "
     "already the whole batch's, batch / step time.", _COST, "Use step.tokens_per_s as it is.")
-PER_THOUSAND = _h("per-thousand-tokens", "Dollars per thousand tokens where dollars per million were asked.",
+PER_THOUSAND = _h("per-thousand-tokens", "Dollars per thousand tokens where dollars per million were asked: a unit slip, "
+                  "the formula is right.",
                   _COST, "Multiply the cost per token by 1e6.")
 CENTS_FOR_DOLLARS = _h("cents-for-dollars", "Cents where dollars were asked.", _COST,
                        "Keep the price in dollars per hour, 3.10, from start to finish.")
