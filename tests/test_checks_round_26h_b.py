@@ -275,6 +275,21 @@ def _kv(tokens=lambda t: t, scale=1.0, width=lambda b: b):
     return kv_cache_total_bytes
 
 
+def _cheapest_deployment(price=3.0, per_gpu=False):
+    profile = {8: (12.6e-3, 38.0e9), 40: (16.2e-3, 48.7e9)}
+    (b1, (t1, m1)), (b2, (t2, m2)) = sorted(profile.items())
+    t_seq, m_seq = (t2 - t1) / (b2 - b1), (m2 - m1) / (b2 - b1)
+    t_fixed, m_fixed = t1 - b1 * t_seq, m1 - b1 * m_seq
+    capacity, costs = get_accelerator("H100 SXM").mem_capacity, []
+    for n in (2, 4, 8):
+        scale = 4 / n
+        batch = min(math.floor((0.020 / scale - t_fixed) / t_seq), math.floor((capacity / scale - m_fixed) / m_seq))
+        if batch >= 1:
+            tokens_per_s = batch / (scale * (t_fixed + batch * t_seq))
+            costs.append(cost_per_million_tokens_usd(tokens_per_s / n if per_gpu else tokens_per_s, price, n))
+    return min(costs)
+
+
 R07 = [
     ("07.2", "15e12 read as 15 billion", lambda: _days(tokens=15e9), "tokens-billions-for-trillions"),
     ("07.2", "years", lambda: _days() / 365, "years-for-days"),
@@ -304,6 +319,10 @@ R07 = [
     ("07.6", "sqrt(C / 6) / 20", lambda: math.sqrt(2.4e24 / 6) / 20, "tokens-per-param-outside-the-root"),
     ("07.6", "8 N D", lambda: math.sqrt(2.4e24 / 160), "eight-flop-with-recomputation"),
     ("07.6", "millions", lambda: compute_optimal(2.4e24).params / 1e6, "parameters-in-millions"),
+    ("07.8", "07.3's price, $3.10", lambda: _cheapest_deployment(price=3.10), "price-of-exercise-07-3"),
+    ("07.8", "each GPU's tokens priced with all n", lambda: _cheapest_deployment(per_gpu=True),
+     "throughput-per-gpu-priced-for-all"),
+    ("07.8", "dollars per token", lambda: _cheapest_deployment() / 1e6, "per-token-not-per-million"),
     ("07.9", "GB/s", lambda: get_exercise("07.9").answer(None) * 1e3, "bandwidth-in-gb-per-s"),
     ("07.9", "bytes per second", lambda: get_exercise("07.9").answer(None) * 1e12, "bandwidth-in-bytes-per-s"),
 ]

@@ -646,9 +646,22 @@ def _deployment_wrong() -> dict:
              MOST_GPUS: _min_cost(devices=(max(DEPLOY_DEVICES),)),
              SCALE_INVERTED: _min_cost(inverted=True),
              PRICED_AS_PROFILED: _min_cost(priced_as=DEPLOY_PROFILED_ON),
-             LESSON_PRICE: min(_deploy_costs().values()) * EXAMPLE_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE}
+             LESSON_PRICE: min(_deploy_costs().values()) * EXAMPLE_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE,
+             OTHER_EXERCISE_PRICE: min(_deploy_costs().values()) * TASK_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE,
+             THROUGHPUT_PER_GPU: min(n * usd for n, usd in costs.items()),
+             PER_TOKEN: right / 1e6}
     # a mistake whose rule does not bind with this profile gives the answer: nothing to name
     return {k: v for k, v in wrong.items() if v is not None and abs(v - right) > 1e-9 * right}
+
+
+OTHER_EXERCISE_PRICE = Misconception(
+    "price-of-exercise-07-3", "07.3's price, $3.10 per GPU-hour, where this task rents its GPUs at $3.00: the "
+    "cost per token is proportional to the price.", "07", _COST, "Use this task's price, $3.00 per GPU per hour.")
+THROUGHPUT_PER_GPU = Misconception(
+    "throughput-per-gpu-priced-for-all", "Each GPU's share of the tokens priced with all n GPUs: "
+    "cost_per_million_tokens_usd takes the deployment's whole throughput, batch / step time, and its n GPUs; "
+    "dividing the tokens by n as well counts the GPUs twice.", "07", _COST,
+    "Pass the whole deployment's tokens per second and n_devices=n.")
 
 
 PRICED_AS_PROFILED = Misconception(
