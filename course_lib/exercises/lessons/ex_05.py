@@ -864,10 +864,24 @@ def _loss_scale_more() -> dict:
     def first(scale, ks=range(0, 64)):
         return next((k for k in ks if F.cast_stats(grads, "fp16", scale(k)).flushed_fraction < _FLUSH_TARGET), None)
     found = {K_ONE_PAST: k_min + 1,
-             SCALE_K_NOT_POWER: first(lambda k: float(max(k, 1)), range(1, 1 << 16)),
+             SCALE_K_NOT_POWER: _first_linear_scale(grads),
              SCALE_POWERS_OF_TEN: first(lambda k: 10.0 ** k, range(0, 20)),
              FRACTION_NOT_K: F.cast_stats(grads, "fp16", 2.0 ** k_min).flushed_fraction}
     return {k: v for k, v in found.items() if v is not None and v != k_min}
+
+
+def _first_linear_scale(grads, top=1 << 16):
+    """The first whole k that meets the target with k itself as the scale (a known mistake), by
+    bisection: the flushed fraction only falls as the scale grows (no value overflows FP16 here)."""
+    def ok(k):
+        return F.cast_stats(grads, "fp16", float(k)).flushed_fraction < _FLUSH_TARGET
+    if not ok(top):
+        return None
+    lo, hi = 1, top                     # ok(hi); the answer is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
+    return lo
 
 
 AMAX_OVER_ALL_ROWS = _h(
