@@ -137,7 +137,8 @@ def _int4_saving_wrong() -> dict:
             shared("other-accelerator", "05", _HARDWARE): _read_ms("bf16", other_accelerator("H200"))
             - _read_ms("int4", other_accelerator("H200")),
             shared("bits-for-bytes", "05", _HARDWARE): 8 * saving,
-            shared("seconds-for-unit", "05", _HARDWARE): saving / 1e3}
+            shared("seconds-for-unit", "05", _HARDWARE): saving / 1e3,
+            **_int4_saving_more()}
 
 
 @functools.lru_cache(maxsize=None)      # up to 64 casts of the sample
@@ -167,7 +168,8 @@ def _loss_scale_wrong() -> dict:
                 grads, "bf16", 2.0 ** k).flushed_fraction < _FLUSH_TARGET),
             SUBNORMALS_LOST: next(k for k in range(64) if (lambda st: st.flushed_fraction + st.subnormal_fraction)(
                 F.cast_stats(grads, "fp16", 2.0 ** k)) < _FLUSH_TARGET),
-            SWEEP_BEST_SCALE: int(F.loss_scale_sweep(grads, "fp16", range(0, 33)).best_log2_scale)}
+            SWEEP_BEST_SCALE: int(F.loss_scale_sweep(grads, "fp16", range(0, 33)).best_log2_scale),
+            **_loss_scale_more()}
 
 
 SUBNORMALS_LOST = Misconception(
@@ -296,7 +298,7 @@ def _block_wrong() -> dict:
             CODES_NOT_DEQUANTIZED: _block_quantizer(dequantize=False),
             SHORT_BLOCK_LEFT: _block_quantizer(short_last="copy"),
             SHORT_BLOCK_ZEROED: _block_quantizer(short_last="zero"),
-            FLAT_BLOCKS: _flat_blocks_int8}
+            FLAT_BLOCKS: _flat_blocks_int8, **_block_more()}
 
 
 IMPLICIT_ONE_DROPPED = Misconception(
@@ -351,7 +353,7 @@ def _ieee_max_wrong() -> dict:
             E4M3_CONVENTION: lambda e, m: (2 - 2.0 ** (1 - m)) * 2.0 ** (emax(e) + 1),
             ONE_STEP_ABOVE_ONE: lambda e, m: (1 + 2.0 ** -m) * 2.0 ** emax(e),
             MANTISSA_NOT_SCALED: lambda e, m: 2.0 ** m * 2.0 ** emax(e),
-            MANTISSA_BIT_TOO_MANY: lambda e, m: (2 - 2.0 ** -(m + 1)) * 2.0 ** emax(e)}
+            MANTISSA_BIT_TOO_MANY: lambda e, m: (2 - 2.0 ** -(m + 1)) * 2.0 ** emax(e), **_ieee_max_more()}
 
 
 def _block_cases(rng) -> list:
@@ -462,6 +464,7 @@ def _margin_wrong() -> dict:
         if value is not None and value != right:
             wrong[mistake] = value
     wrong.update({MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1})
+    wrong.update(_margin_more())
     return wrong
 
 
@@ -600,6 +603,7 @@ def _cheapest_scheme_wrong() -> dict:
     right = _cheapest_scheme()
     wrong = {INT8_ONE_SCALE: "int8 per tensor",
              SCALES_FOR_FOUR_ENTRIES: "int8 per block",
+             APART_NOT_BUILT: _cheapest_library_scheme(),
              WHOLE_MATRIX_ERROR: _cheapest_scheme(whole=True),
              FLOAT_GRID_ENOUGH: "fp8_e4m3 per channel",
              FEWEST_BITS_ONLY: min(stats, key=lambda n: stats[n][0]),
@@ -754,7 +758,8 @@ def _fewest_bits_wrong() -> dict:
                               STAGNATION_LARGEST: stalls_at_largest, TRUNCATED_SUM: truncated,
                               ONE_BIT_BY_ANALOGY: bf16_bits + 1,
                               RANDOM_WALK: walk, CATALOG_ONLY: catalog,
-                              IMPLICIT_BIT_COUNTED: right + 1}.items() if v is not None and v != right}
+                              IMPLICIT_BIT_COUNTED: right + 1, **_fewest_bits_more()}.items()
+            if v is not None and v != right}
 
 
 STAGNATION_LARGEST = Misconception(
@@ -777,6 +782,274 @@ DOUBLING_FROM_FAILING_CHUNK = Misconception(
     "the longest one that holds (128): 7 mantissa bits keep 128 products within 1 %, not 256.", "05",
     _ACCUMULATE, "Start from the longest chunk BF16 keeps within 1 %, then add one bit per doubling "
     "of the sum's length up to 16,384.")
+
+
+# --- Round 26h (fix-h2): more of the long tail, each computed with the one mistake ------------
+
+def _h(key, text, section, hint) -> Misconception:
+    return Misconception(key, text, "05", section, hint)
+
+
+PARAMS_BINARY_BILLIONS = _h(
+    "params-binary-billions", "70 billion read as 70 x 2^30 (a binary giga): parameter counts are decimal, "
+    "70 x 10^9.", _HARDWARE, "Write the model's size as 70e9 weights.")
+PARAMS_FROM_CATALOG = _h(
+    "catalog-model-params-for-task-count", "Llama 3 70B's catalog count (get_model(...).params) where the task "
+    "states its own model of 70 x 10^9 weights: the catalog's 70B model has a few hundred million more.",
+    _HARDWARE, "Use the task's count, 70e9 weights.")
+PARAMS_TEN_FEWER = _h(
+    "params-power-of-ten-fewer", "70 billion written with one power of ten too few (7e9): 70 x 10^9 is 7e10.",
+    _HARDWARE, "Write 70 billion as 70e9 and check the exponent.")
+PARAMS_TEN_MORE = _h(
+    "params-power-of-ten-more", "70 billion written with one power of ten too many (700e9, 7e11): 70 x 10^9 "
+    "is 7e10.", _HARDWARE, "Write 70 billion as 70e9 and check the exponent.")
+TIMES_ADDED = _h(
+    "read-times-added", "The BF16 and INT4 read times added where the saving, their difference, was asked.",
+    _HARDWARE, "Subtract the INT4 read time from the BF16 one.")
+SAVING_SIGN_FLIPPED = _h(
+    "saving-sign-flipped", "t_INT4 - t_BF16, the saving with its sign turned: INT4 reads fewer bytes, so "
+    "the time saved is positive.", _HARDWARE, "Subtract the shorter INT4 time from the BF16 time.")
+MICROSECONDS_FOR_MS = _h(
+    "microseconds-for-milliseconds", "Microseconds where milliseconds were asked: the formula is right, "
+    "the unit is not.", _HARDWARE, "Seconds to milliseconds is x 1e3, not x 1e6.")
+RATIO_INT4_OVER_BF16 = _h(
+    "int4-over-bf16-ratio", "The ratio of the INT4 read time to the BF16 one where the saving, a time in "
+    "ms, was asked.", _HARDWARE, "Compute both read times in ms and subtract them; do not divide.")
+FRACTION_SAVED = _h(
+    "fraction-of-read-saved", "The fraction of the read time saved, 1 - t_INT4 / t_BF16, where the saving "
+    "itself, in ms, was asked.", _HARDWARE, "Subtract the two read times, each in ms.")
+CAPACITY_FOR_BANDWIDTH = _h(
+    "capacity-for-bandwidth", "mem_capacity (bytes) used where mem_bandwidth (bytes per second) was meant: "
+    "a read time is bytes over a rate.", _HARDWARE,
+    "Divide the bytes by get_accelerator('H200').mem_bandwidth.")
+
+
+def _int4_saving_more() -> dict:
+    from course_lib.economics import get_model
+    bw = get_accelerator("H200").mem_bandwidth
+    bf16, int4 = bytes_per_element("bf16"), bytes_per_element("int4")
+
+    def saving(n=_N_WEIGHTS, rate=bw, unit=1e3):
+        return n * (bf16 - int4) / rate * unit
+    return {PARAMS_BINARY_BILLIONS: saving(70 * 2 ** 30),
+            PARAMS_FROM_CATALOG: saving(get_model("Llama 3 70B").params),
+            PARAMS_TEN_FEWER: saving(_N_WEIGHTS / 10), PARAMS_TEN_MORE: saving(_N_WEIGHTS * 10),
+            TIMES_ADDED: _read_ms("bf16") + _read_ms("int4"),
+            SAVING_SIGN_FLIPPED: _read_ms("int4") - _read_ms("bf16"),
+            MICROSECONDS_FOR_MS: saving(unit=1e6),
+            RATIO_INT4_OVER_BF16: _read_ms("int4") / _read_ms("bf16"),
+            FRACTION_SAVED: 1 - _read_ms("int4") / _read_ms("bf16"),
+            CAPACITY_FOR_BANDWIDTH: saving(rate=get_accelerator("H200").mem_capacity)}
+
+
+K_ONE_PAST = _h(
+    "first-passing-k-plus-one", "One k past the first that meets the target: a loop that adds 1 to k after "
+    "the test passes (or counts the scales tried from 1) ends one too high.", _BF16_TRAINS,
+    "Print k and its flushed_fraction, and the k before it: the answer is the first under 0.001.")
+SCALE_K_NOT_POWER = _h(
+    "scale-k-not-two-to-the-k", "k itself passed as the scale, cast_stats(grads, 'fp16', k): the loss scale "
+    "is 2^k, so each step of k doubles it.", _BF16_TRAINS, "Pass 2.0 ** k as the scale.")
+SCALE_POWERS_OF_TEN = _h(
+    "loss-scale-powers-of-ten", "Scales of 10^k tried where the loss scale is 2^k: k counts binades, powers "
+    "of two.", _BF16_TRAINS, "Pass 2.0 ** k as the scale, k = 0, 1, 2, ...")
+FRACTION_NOT_K = _h(
+    "flushed-fraction-not-k", "The flushed fraction at the first good scale where the exponent k itself "
+    "was asked.", _BF16_TRAINS, "Answer the integer k of that scale, not its flushed_fraction.")
+
+
+def _loss_scale_more() -> dict:
+    grads = F.gradient_like(np.random.default_rng(_GRAD_SEED), _GRAD_COUNT)
+    k_min = _smallest_loss_scale_exponent()
+
+    def first(scale, ks=range(0, 64)):
+        return next((k for k in ks if F.cast_stats(grads, "fp16", scale(k)).flushed_fraction < _FLUSH_TARGET), None)
+    found = {K_ONE_PAST: k_min + 1,
+             SCALE_K_NOT_POWER: _first_linear_scale(grads),
+             SCALE_POWERS_OF_TEN: first(lambda k: 10.0 ** k, range(0, 20)),
+             FRACTION_NOT_K: F.cast_stats(grads, "fp16", 2.0 ** k_min).flushed_fraction}
+    return {k: v for k, v in found.items() if v is not None and v != k_min}
+
+
+def _first_linear_scale(grads, top=1 << 16):
+    """The first whole k that meets the target with k itself as the scale (a known mistake), by
+    bisection: the flushed fraction only falls as the scale grows (no value overflows FP16 here)."""
+    def ok(k):
+        return F.cast_stats(grads, "fp16", float(k)).flushed_fraction < _FLUSH_TARGET
+    if not ok(top):
+        return None
+    lo, hi = 1, top                     # ok(hi); the answer is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid + 1, hi)
+    return lo
+
+
+AMAX_OVER_ALL_ROWS = _h(
+    "block-scale-over-all-rows", "np.max(np.abs(block)) without axis=1: one scale for the whole column of "
+    "blocks, shared by every row, where each row's block gets its own.", _QUANT,
+    "Take the maximum along the row, np.max(np.abs(block), axis=1, keepdims=True).")
+INT8_TOP_255 = _h(
+    "int8-scale-255-levels", "max|block| / 255 as the scale, as if the block's largest value mapped to 255: "
+    "symmetric INT8 runs from -127 to 127, so max|block| maps to 127.", _QUANT,
+    "Divide max|block| by 127.")
+INT8_TOP_HALF_255 = _h(
+    "int8-scale-255-over-two", "max|block| / 127.5 (255 levels over the range -max to max) as the scale: "
+    "absmax maps max|block| to the code 127, so the scale is max|block| / 127.", _QUANT,
+    "Divide max|block| by 127, the largest code.")
+CEIL_NOT_ROUND = _h(
+    "int8-ceil-not-round", "np.ceil of x / scale where rounding to the nearest integer was asked: ceil "
+    "rounds every value up, so the error is up to a whole step.", _QUANT, "Use np.rint (to nearest).")
+SCALE_PER_COLUMN = _h(
+    "scale-per-column", "Blocks taken down the columns (axis 0), so a column's values share a scale: the "
+    "blocks are block_size consecutive elements of one row.", _QUANT,
+    "Slice blocks along each row, x[:, j:j + block_size], and take max|x| along axis 1.")
+BLOCK_SIZE_AS_COUNT = _h(
+    "block-size-as-number-of-blocks", "Each row split into block_size pieces (np.array_split(row, "
+    "block_size)) where each block has block_size elements.", _QUANT,
+    "Step through the row in strides of block_size: j = 0, block_size, 2 block_size, ...")
+CODES_OVER_SCALE = _h(
+    "codes-divided-by-scale", "The codes divided by the scale to dequantize: quantizing divided by s, so "
+    "getting back multiplies by it, q x s.", _QUANT, "Return codes * scale.")
+ASYMMETRIC_MINMAX = _h(
+    "asymmetric-min-max-scale", "An asymmetric (min-max) scale with a zero point, (max - min) / 255: the task "
+    "asks for symmetric absmax, s = max|block| / 127, no zero point.", _QUANT,
+    "Take s = max|block| / 127 and round x / s; no offset.")
+QUANTIZE_DEFAULT_BLOCK = _h(
+    "quantize-block-size-left-at-default", "F.quantize(x, 'int8', 'block') called without block_size, so it "
+    "used its default of 32: the function must use the block_size it is given.", _QUANT,
+    "Pass block_size=block_size on.")
+
+
+def _block_more() -> dict:
+    def custom(spans=None, amax_axis=1, top=127.0, rounding=np.rint, clip=(-127, 127), codes_div=False,
+               asym=False):
+        def quantize(x, block_size):
+            x = np.asarray(x, dtype=float)
+            out = np.empty_like(x)
+            cols = x.shape[1]
+            bounds = spans(cols, block_size) if spans else [(a, min(a + block_size, cols))
+                                                             for a in range(0, cols, block_size)]
+            for a, b in bounds:
+                block = x[:, a:b]
+                if asym:
+                    lo, hi = block.min(axis=1, keepdims=True), block.max(axis=1, keepdims=True)
+                    s = np.where(hi > lo, (hi - lo) / 255, 1.0)
+                    zero = np.rint(-128 - lo / s)
+                    out[:, a:b] = (np.clip(np.rint(block / s + zero), -128, 127) - zero) * s
+                    continue
+                amax = np.max(np.abs(block), axis=amax_axis, keepdims=amax_axis is not None)
+                s = np.where(amax > 0, amax / top, 1.0)
+                codes = rounding(block / s)
+                if clip is not None:
+                    codes = np.clip(codes, *clip)
+                out[:, a:b] = codes / s if codes_div else codes * s
+            return out
+        return quantize
+
+    def by_count(cols, block_size):
+        return [(int(p[0]), int(p[-1]) + 1) for p in np.array_split(np.arange(cols), block_size) if p.size]
+    return {AMAX_OVER_ALL_ROWS: custom(amax_axis=None),
+            INT8_TOP_255: custom(top=255.0, clip=None),
+            INT8_TOP_HALF_255: custom(top=127.5, clip=(-128, 127)),
+            CEIL_NOT_ROUND: custom(rounding=np.ceil),
+            SCALE_PER_COLUMN: lambda x, block_size: F.quantize(np.asarray(x, dtype=float), "int8", "channel",
+                                                               axis=1).dequantized,
+            BLOCK_SIZE_AS_COUNT: custom(spans=by_count),
+            CODES_OVER_SCALE: custom(codes_div=True),
+            ASYMMETRIC_MINMAX: custom(asym=True),
+            QUANTIZE_DEFAULT_BLOCK: lambda x, block_size: F.quantize(np.asarray(x, dtype=float), "int8",
+                                                                     "block").dequantized}
+
+
+BIAS_FORGOTTEN = _h(
+    "exponent-bias-forgotten", "The largest exponent field used as the exponent, without subtracting the "
+    "bias: the stored field is the exponent plus 2^(E-1) - 1.", _ANATOMY,
+    "Subtract the bias, 2^(E-1) - 1, from the largest usable field, 2^E - 2.")
+TOP_MANTISSA_RESERVED = _h(
+    "all-ones-mantissa-reserved-too", "The all-ones mantissa given up as well, significand 2 - 2^(1-M): an "
+    "IEEE-like format reserves the top exponent field for infinity and NaN, and below it every mantissa, "
+    "all ones included, is a number.", _OVERFLOW,
+    "At the field 2^E - 2 set every mantissa bit: the significand is 2 - 2^-M.")
+EXPONENT_SIGN_BIT = _h(
+    "exponent-bit-for-sign", "One exponent bit set aside for the exponent's sign (E - 1 bits for its size): "
+    "the bias makes the field unsigned, and all E bits count.", _ANATOMY,
+    "Use all E bits: the largest usable field is 2^E - 2, the bias 2^(E-1) - 1.")
+
+
+def _ieee_max_more() -> dict:
+    def emax(e):
+        return 2 ** e - 2 - (2 ** (e - 1) - 1)
+    return {BIAS_FORGOTTEN: lambda e, m: (2 - 2.0 ** -m) * 2.0 ** (2 ** e - 2),
+            TOP_MANTISSA_RESERVED: lambda e, m: (2 - 2.0 ** (1 - m)) * 2.0 ** emax(e),
+            EXPONENT_SIGN_BIT: lambda e, m: (2 - 2.0 ** -m) * 2.0 ** emax(e - 1)}
+
+
+MARGIN_AS_FACTOR = _h(
+    "margin-as-headroom-factor", "The headroom factor 2^m where the margin m, its exponent, was asked.", _FP8,
+    "Answer m, the power of two the scale is divided by.")
+MARGIN_NOT_ROUNDED = _h(
+    "margin-log2-not-rounded-up", "log2 of the worst growth over the history left as a fraction: the margin "
+    "is a whole number of binades, the first integer at or above it.", _FP8,
+    "Round log2 of the worst ratio up, or sweep integer margins with the simulation.")
+
+
+def _margin_more() -> dict:
+    right = _smallest_safe_margin()
+    amax = np.abs(_drift_steps()).max(axis=1)
+    worst = max(amax[t] / amax[max(0, t - _DRIFT_HISTORY):t].max() for t in range(1, amax.size))
+    found = {MARGIN_AS_FACTOR: 2 ** right, MARGIN_NOT_ROUNDED: float(np.log2(worst))}
+    return {k: v for k, v in found.items() if v != right}
+
+
+APART_NOT_BUILT = _h(
+    "outliers-apart-not-built", "Only the library's schemes compared: the scheme that keeps the few large "
+    "entries apart has no function, but it is a candidate, and its 64 bits per entry spread over all the "
+    "elements cost little.", _QUANT,
+    "Build the last scheme: zero the entries over 8 x their row's RMS, quantize INT8 per channel, put them "
+    "back, and count their bits over all the elements.")
+
+
+def _cheapest_library_scheme() -> str | None:
+    stats = {n: s for n, s in _scheme_stats().items() if n != APART_SCHEME}
+    ok = [n for n, (b, row, _) in stats.items() if b <= STORE_BITS and row <= STORE_ERROR]
+    return min(ok, key=lambda n: stats[n][0]) if ok else None
+
+
+TOLERANCE_TEN_PERCENT = _h(
+    "sum-tolerance-read-as-ten-percent", "The 1 % tolerance read as 0.1 (10 %): as a fraction, 1 % is 0.01.",
+    _ACCUMULATE, "Compare each width's relative error with 0.01.")
+TOLERANCE_TENTH_PERCENT = _h(
+    "sum-tolerance-read-as-tenth-percent", "The 1 % tolerance read as 0.001 (0.1 %): as a fraction, 1 % is "
+    "0.01.", _ACCUMULATE, "Compare each width's relative error with 0.01.")
+ABSOLUTE_ERROR = _h(
+    "sum-absolute-error-not-relative", "The absolute error of the sum held to 0.01 where the task bounds the "
+    "relative error, |sum - exact| / exact: the sum of these products is far larger than 1.", _ACCUMULATE,
+    "Divide the error by the exact sum before comparing it with 0.01.")
+FP16_MANTISSA_BASE = _h(
+    "fp16-mantissa-for-bf16", "The doublings added to FP16's 10 mantissa bits: the chunks were summed in BF16, "
+    "which has 7.", _ACCUMULATE, "Start from F.get_format('bf16').mantissa_bits.")
+DOUBLINGS_FROM_ONE = _h(
+    "doublings-counted-from-one-product", "The doublings counted from a single product up to 16,384 and "
+    "added to BF16's 7 bits: BF16 already keeps a chunk of 128 within 1 %; only the doublings beyond 128 "
+    "need a bit each.", _ACCUMULATE, "Count the doublings from the 128 products that BF16 keeps within 1 %.")
+BF16_AS_IS = _h(
+    "bf16-enough-without-chunks", "BF16's own mantissa bits kept: they keep a chunk of 128 within 1 %, not one "
+    "running sum of all 16,384 products.", _ACCUMULATE,
+    "Measure one running sum of all the products at each width, or scale from the chunk.")
+
+
+def _fewest_bits_more() -> dict:
+    errors = {m: _one_sum_error(m) for m in SUM_BITS}
+    exact = math.fsum(_products())
+    doublings = round(math.log2(_products().size / _longest_chunk()))
+    bf16 = F.get_format("bf16").mantissa_bits
+    found = {TOLERANCE_TEN_PERCENT: min((m for m in SUM_BITS if errors[m] <= 10 * SUM_TOLERANCE), default=None),
+             TOLERANCE_TENTH_PERCENT: min((m for m in SUM_BITS if errors[m] <= SUM_TOLERANCE / 10), default=None),
+             FP16_MANTISSA_BASE: F.get_format("fp16").mantissa_bits + doublings,
+             ABSOLUTE_ERROR: min((m for m in SUM_BITS if errors[m] * exact <= SUM_TOLERANCE), default=None),
+             DOUBLINGS_FROM_ONE: bf16 + round(math.log2(_products().size)),
+             BF16_AS_IS: bf16}
+    return {k: v for k, v in found.items() if v is not None and v != _fewest_bits()}
 
 
 EXERCISES = [

@@ -143,7 +143,8 @@ def _training_days_wrong(model, tokens, accelerator, gpus) -> dict:
             NO_UTILIZATION: days(utilization=1.0),
             ONE_GPU: days(n_devices=1),
             UTILIZATION_DEFAULT: days(utilization=inspect.signature(training_time_s).parameters["utilization"].default),
-            **_params_from_name(model, tokens, accelerator, gpus)}
+            **_params_from_name(model, tokens, accelerator, gpus),
+            **_training_days_more(model, tokens, accelerator, gpus)}
 
 
 UTILIZATION_DEFAULT = Misconception(
@@ -174,7 +175,8 @@ def _usd_per_million_wrong() -> dict:
             BF16_NOT_FP8: cost_per_million_tokens_usd(
                 decode_step("Mistral 7B", "H200", 64, 3000, "bf16").tokens_per_s, price),
             HOURLY_PER_SECOND: right * 3600,
-            LESSON_PRICE: cost_per_million_tokens_usd(step.tokens_per_s, EXAMPLE_PRICE_USD_PER_DEVICE_HOUR)}
+            LESSON_PRICE: cost_per_million_tokens_usd(step.tokens_per_s, EXAMPLE_PRICE_USD_PER_DEVICE_HOUR),
+            **_usd_per_million_more()}
 
 
 LESSON_PRICE = Misconception(
@@ -249,7 +251,7 @@ def _first_batch_wrong() -> dict:
     b_star = crossover_batch("Llama 3 8B", "B200", 100, "int8 weights")
     return {CROSSOVER_DOWN: math.floor(b_star),
             CROSSOVER_FRACTION: b_star,
-            BF16_WEIGHTS: math.ceil(crossover_batch("Llama 3 8B", "B200", 100, "bf16"))}
+            BF16_WEIGHTS: math.ceil(crossover_batch("Llama 3 8B", "B200", 100, "bf16")), **_first_batch_more()}
 
 
 def _kv_reference(layers, kv_heads, head_dim, bytes_per_element, context_tokens, batch):
@@ -280,7 +282,7 @@ def _kv_wrong() -> dict:
             KV_BYTES_FIXED_AT_TWO: lambda layers, kv_heads, head_dim, b, context, batch: _kv_reference(
                 layers, kv_heads, head_dim, 2, context, batch),
             KV_GB_NOT_BYTES: total(scale=1e-9),
-            KV_GIB_NOT_BYTES: total(scale=2.0 ** -30)}
+            KV_GIB_NOT_BYTES: total(scale=2.0 ** -30), **_kv_more()}
 
 
 KV_TOKEN_BEING_GENERATED = Misconception(
@@ -374,7 +376,7 @@ def _chinchilla_wrong() -> dict:
             RATIO_INVERTED: math.sqrt(c * 20 / 6),
             BUDGET_TEN_TIMES_LESS: compute_optimal(c / 10, 20).params,
             BUDGET_TEN_TIMES_MORE: compute_optimal(c * 10, 20).params,
-            TOKENS_IN_BILLIONS: right.tokens / 1e9}
+            TOKENS_IN_BILLIONS: right.tokens / 1e9, **_chinchilla_more()}
 
 
 TOKENS_IN_BILLIONS = Misconception(
@@ -644,9 +646,22 @@ def _deployment_wrong() -> dict:
              MOST_GPUS: _min_cost(devices=(max(DEPLOY_DEVICES),)),
              SCALE_INVERTED: _min_cost(inverted=True),
              PRICED_AS_PROFILED: _min_cost(priced_as=DEPLOY_PROFILED_ON),
-             LESSON_PRICE: min(_deploy_costs().values()) * EXAMPLE_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE}
+             LESSON_PRICE: min(_deploy_costs().values()) * EXAMPLE_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE,
+             OTHER_EXERCISE_PRICE: min(_deploy_costs().values()) * TASK_PRICE_USD_PER_DEVICE_HOUR / DEPLOY_PRICE,
+             THROUGHPUT_PER_GPU: min(n * usd for n, usd in costs.items()),
+             PER_TOKEN: right / 1e6}
     # a mistake whose rule does not bind with this profile gives the answer: nothing to name
     return {k: v for k, v in wrong.items() if v is not None and abs(v - right) > 1e-9 * right}
+
+
+OTHER_EXERCISE_PRICE = Misconception(
+    "price-of-exercise-07-3", "07.3's price, $3.10 per GPU-hour, where this task rents its GPUs at $3.00: the "
+    "cost per token is proportional to the price.", "07", _COST, "Use this task's price, $3.00 per GPU per hour.")
+THROUGHPUT_PER_GPU = Misconception(
+    "throughput-per-gpu-priced-for-all", "Each GPU's share of the tokens priced with all n GPUs: "
+    "cost_per_million_tokens_usd takes the deployment's whole throughput, batch / step time, and its n GPUs; "
+    "dividing the tokens by n as well counts the GPUs twice.", "07", _COST,
+    "Pass the whole deployment's tokens per second and n_devices=n.")
 
 
 PRICED_AS_PROFILED = Misconception(
@@ -834,7 +849,7 @@ def _scheme_wrong() -> dict:
              INT4_AT_TODAYS_BANDWIDTH: _fp8_overtakes_tbs(int4_today=True),
              COARSE_BANDWIDTH_GRID: _fp8_overtakes_coarse(),
              SCHEME_MEMORY_IGNORED: _fp8_overtakes_tbs(memory=False),
-             FP8_STRICTLY_AHEAD: _fp8_overtakes_tbs(strictly=True)}
+             FP8_STRICTLY_AHEAD: _fp8_overtakes_tbs(strictly=True), **_scheme_more()}
     return {k: v for k, v in wrong.items() if math.isfinite(v) and abs(v - right) > SCHEME_GRID_TBS / 2}
 
 
@@ -854,6 +869,146 @@ SCHEME_MEMORY_IGNORED = Misconception(
     "scheme-memory-ignored", "Each scheme's batch taken as the largest that meets 20 ms whether or not it "
     "fits: the weights and every sequence's cache must fit in the H200's 141 GB too.", "07", _DECODE,
     "Cap each scheme's batch with max_batch at the same context and bandwidth as well as by the 20 ms.")
+
+
+# --- Round 26h (fix-h2): more of the long tail, each computed with the one mistake ------------
+
+def _h(key, text, section, hint) -> Misconception:
+    return Misconception(key, text, "07", section, hint)
+
+
+TOKENS_BILLIONS_FOR_TRILLIONS = _h(
+    "tokens-billions-for-trillions", "The training tokens read in billions where the task gives trillions "
+    "(10^12): the time follows the tokens, a thousand times off.", _TRAINING,
+    "Write the tokens with their power of ten: a trillion is 1e12.")
+YEARS_FOR_DAYS = _h("years-for-days", "The time in years where days were asked.", _TRAINING,
+                    "Convert seconds to days in one step: a day has 86,400 seconds.")
+WEEKS_FOR_DAYS = _h("weeks-for-days", "The time in weeks where days were asked.", _TRAINING,
+                    "Convert seconds to days in one step: a day has 86,400 seconds.")
+MINUTES_FOR_DAYS = _h("minutes-for-days", "The time in minutes where days were asked.", _TRAINING,
+                      "Convert seconds to days in one step: a day has 86,400 seconds.")
+UTILIZATION_MULTIPLIED = _h(
+    "utilization-multiplied-into-time", "The utilization multiplied into the time where it divides it: a run "
+    "that sustains a fraction u of the peak takes 1 / u times as long as one at the peak.", _TRAINING,
+    "t = 6 N D / (u x peak x G): u is in the denominator, with the peak.")
+UTILIZATION_PERCENT = _h(
+    "utilization-as-percent", "The utilization written as a percentage (35) where the formula takes a "
+    "fraction (0.35).", _TRAINING, "Write u as a fraction of the peak, between 0 and 1.")
+EIGHT_ND = _h(
+    "eight-flop-with-recomputation", "8 N D, the count with full activation recomputation (a second forward "
+    "pass), where the task's formula is 6 N D.", _TRAINING, "Use the task's C = 6 N D.")
+
+
+def _training_days_more(model, tokens, accelerator, gpus) -> dict:
+    params = get_model(model).params
+    peak = get_accelerator(accelerator).peak("bf16")
+
+    def days(flop_per=6, n_tokens=tokens, u=0.35, into=False):
+        return flop_per * params * n_tokens * (u if into else 1 / u) / (peak * gpus) / 86400
+    right = days()
+    return {TOKENS_BILLIONS_FOR_TRILLIONS: days(n_tokens=tokens / 1e3), YEARS_FOR_DAYS: right / 365,
+            WEEKS_FOR_DAYS: right / 7, MINUTES_FOR_DAYS: right * 24 * 60,
+            UTILIZATION_MULTIPLIED: days(into=True), UTILIZATION_PERCENT: days(u=35.0),
+            EIGHT_ND: days(flop_per=8)}
+
+
+BATCH_COUNTED_TWICE = _h(
+    "batch-counted-twice", "tokens_per_s multiplied by the batch again: decode_step's tokens_per_s is "
+    "already the whole batch's, batch / step time.", _COST, "Use step.tokens_per_s as it is.")
+PER_THOUSAND = _h("per-thousand-tokens", "Dollars per thousand tokens where dollars per million were asked: a unit slip, "
+                  "the formula is right.",
+                  _COST, "Multiply the cost per token by 1e6.")
+CENTS_FOR_DOLLARS = _h("cents-for-dollars", "Cents where dollars were asked.", _COST,
+                       "Keep the price in dollars per hour, 3.10, from start to finish.")
+STEP_IN_MS = _h(
+    "step-time-in-ms-as-seconds", "The step time in milliseconds used as seconds: the price per second times "
+    "the step's seconds is what one step costs.", _COST, "Use step.t_step_s, in seconds.")
+MILLION_AS_BINARY = _h(
+    "million-as-two-to-the-twenty", "A million taken as 2^20 tokens: a million is 10^6.", _COST,
+    "Multiply the cost per token by 1e6.")
+
+
+def _usd_per_million_more() -> dict:
+    step = decode_step("Mistral 7B", "H200", 64, 3000, "fp8")
+    price = TASK_PRICE_USD_PER_DEVICE_HOUR
+    right = cost_per_million_tokens_usd(step.tokens_per_s, price)
+    return {BATCH_COUNTED_TWICE: cost_per_million_tokens_usd(step.tokens_per_s * step.batch, price),
+            PER_THOUSAND: right / 1e3, CENTS_FOR_DOLLARS: right * 100,
+            STEP_IN_MS: price / 3600 * (step.t_step_s * 1e3) / step.batch * 1e6,
+            MILLION_AS_BINARY: right / 1e6 * 2 ** 20}
+
+
+ONE_PAST_FIRST = _h(
+    "one-batch-past-the-first", "One batch past the first compute-bound one: ceil of the crossover is already "
+    "the first whole batch past it; adding 1 (or floor + 1 at a whole crossover) overshoots.", _DECODE,
+    "Check your batch and the one before it with decode_step(...).bound.")
+CACHE_LEFT_OUT_CROSSOVER = _h(
+    "kv-cache-left-out-of-crossover", "The crossover worked out from the weights alone, as if the sequences "
+    "held no cache: every sequence also reads its 100 tokens of KV cache each step, which adds bytes and "
+    "pushes the crossover up.", _DECODE, "Pass the context, 100 tokens, to crossover_batch or decode_step.")
+
+
+def _first_batch_more() -> dict:
+    right = _first_compute_bound_batch()
+    bare = crossover_batch("Llama 3 8B", "B200", 0, "int8 weights")
+    found = {ONE_PAST_FIRST: right + 1,
+             CACHE_LEFT_OUT_CROSSOVER: math.ceil(bare) if math.isfinite(bare) else None}
+    return {k: v for k, v in found.items() if v is not None and v != right}
+
+
+KV_BITS = _h("kv-bits-not-bytes", "Bits where bytes were asked: bytes_per_element is already in bytes.", _KV,
+             "Do not multiply by 8: the function returns bytes.")
+KV_ONE_TOKEN_SHORT = _h(
+    "kv-one-token-short", "context_tokens - 1 tokens per sequence: every token of the context is cached, "
+    "context_tokens of them.", _KV, "Multiply one token's cache by context_tokens.")
+KV_MB = _h("kv-mb-not-bytes", "MB (10^6 bytes) where bytes were asked: the function returns bytes.", _KV,
+           "Return the bytes themselves, without dividing.")
+KV_MIB = _h("kv-mib-not-bytes", "MiB (2^20 bytes) where bytes were asked: the function returns bytes.", _KV,
+            "Return the bytes themselves, without dividing.")
+KV_KIB = _h("kv-kib-not-bytes", "KiB (1024 bytes) where bytes were asked: the function returns bytes.", _KV,
+            "Return the bytes themselves, without dividing.")
+KV_BYTES_TRUNCATED = _h(
+    "kv-bytes-per-element-truncated", "bytes_per_element made an integer (int()), so an INT4 cache of half a "
+    "byte per value counts 0: the element size may be a fraction.", _KV,
+    "Use bytes_per_element as a float, as given.")
+KV_BYTES_ROUNDED_UP = _h(
+    "kv-bytes-per-element-rounded-up", "bytes_per_element rounded up to a whole byte, so an INT4 cache counts "
+    "1 byte per value: two 4-bit values share a byte.", _KV, "Use bytes_per_element as given, 0.5 for INT4.")
+
+
+def _kv_more() -> dict:
+    def total(tokens=lambda t: t, scale=1.0, width=lambda b: b):
+        def kv_total(layers, kv_heads, head_dim, b, context, batch):
+            return 2 * layers * kv_heads * head_dim * width(b) * tokens(context) * batch * scale
+        return kv_total
+    return {KV_BITS: total(scale=8), KV_ONE_TOKEN_SHORT: total(tokens=lambda t: t - 1),
+            KV_MB: total(scale=1e-6), KV_MIB: total(scale=2.0 ** -20), KV_KIB: total(scale=2.0 ** -10),
+            KV_BYTES_TRUNCATED: total(width=int), KV_BYTES_ROUNDED_UP: total(width=math.ceil)}
+
+
+RATIO_OUTSIDE_ROOT = _h(
+    "tokens-per-param-outside-the-root", "sqrt(C / 6) divided by 20: the 20 of D = 20 N sits under the square "
+    "root with the 6, since C = 6 x 20 x N^2.", _TRAINING, "Solve C = 120 N^2: N = sqrt(C / 120).")
+PARAMS_IN_MILLIONS = _h("parameters-in-millions", "Millions of parameters where the count itself was asked.",
+                        _TRAINING, "Store N itself, not N / 1e6.")
+
+
+def _chinchilla_more() -> dict:
+    c = TASK_BUDGET_FLOPS
+    right = compute_optimal(c, 20).params
+    return {RATIO_OUTSIDE_ROOT: math.sqrt(c / 6) / 20, EIGHT_ND: math.sqrt(c / (8 * 20)),
+            PARAMS_IN_MILLIONS: right / 1e6}
+
+
+TBS_AS_GBS = _h("bandwidth-in-gb-per-s", "GB/s where TB/s were asked.", _DECODE,
+                "Answer in TB/s: the H200's own bandwidth is 4.8 of them.")
+TBS_AS_BYTES = _h("bandwidth-in-bytes-per-s", "Bytes per second (mem_bandwidth's unit) where TB/s were asked.",
+                  _DECODE, "Divide mem_bandwidth by 1e12 for TB/s.")
+
+
+def _scheme_more() -> dict:
+    right = _fp8_overtakes_tbs()
+    return {TBS_AS_GBS: right * 1e3, TBS_AS_BYTES: right * 1e12}
 
 
 EXERCISES = [

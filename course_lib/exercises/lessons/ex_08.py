@@ -172,7 +172,8 @@ def _all_reduce_wrong() -> dict:
             shared("bits-for-bytes", "08", "Misconceptions"):
                 collective_time_s("all_reduce", 8 * nbytes, 8, link) * 1e3,
             LINK_HALVED: collective_time_s("all_reduce", nbytes, 8, replace(
-                link, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s / 2)) * 1e3}
+                link, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s / 2)) * 1e3,
+            **_all_reduce_more()}
 
 
 LINK_HALVED = Misconception(
@@ -203,7 +204,7 @@ def _busiest_link_wrong() -> dict:
             **{k: v for k, v in {
                 SMALLEST_CHUNK_EVERY_STEP: float(2 * (n - 1) * (23 // n) * 4),
                 ONE_HALF_OF_THE_RING: float(ring_all_reduce_link_bytes(23, 6, 4).max()) / 2,
-            }.items() if v != float(links.max())}}
+            }.items() if v != float(links.max())}, **_busiest_link_more()}
 
 
 SMALLEST_CHUNK_EVERY_STEP = Misconception(
@@ -258,7 +259,7 @@ def _zero_wrong() -> dict:
             ZERO_GB_NOT_BYTES: state(scale=1e-9),
             ZERO_STAGES_ONE_AHEAD: state(sharded=lambda stage: ("optimizer", "grads", "weights")[:stage + 1]
                                          if stage else ()),
-            FP32_WEIGHTS_AND_GRADIENTS: state(weights=4, grads=4)}
+            FP32_WEIGHTS_AND_GRADIENTS: state(weights=4, grads=4), **_zero_more()}
 
 
 ZERO_STAGES_ONE_AHEAD = Misconception(
@@ -540,7 +541,7 @@ def _layout_wrong_cached() -> dict:
     from course_lib.parallelism import ParallelPlan
     default = next(f.default for f in fields(ParallelPlan) if f.name == "micro_batches")
     wrong = {MICRO_BATCHES_FIXED: _fastest_fixed_micro_batches(), **_layout_listed(),
-             MICRO_BATCHES_DEFAULT: _fastest_fixed_micro_batches(default)}
+             MICRO_BATCHES_DEFAULT: _fastest_fixed_micro_batches(default), STEP_IN_MS: right * 1e3}
     return {k: v for k, v in wrong.items() if v is not None and abs(v - right) > 1e-9 * right}
 
 
@@ -665,7 +666,114 @@ def _stages_wrong() -> dict:
              BUBBLE_IGNORED: _fewest(lambda p: slots(p, PIPE_OVERHEAD_MS))}
     if _fewest_stages() in wrong.values() or len(set(wrong.values())) < len(wrong):
         raise RuntimeError("08.7: each trap must land on its own wrong answer")
-    return wrong
+    return {**wrong, **_stages_more()}
+
+
+# --- Round 26h (fix-h2): more of the long tail, each computed with the one mistake ------------
+
+def _h(key, text, section, hint) -> Misconception:
+    return Misconception(key, text, "08", section, hint)
+
+
+GRAD_PARAMS_BINARY = _h(
+    "gradient-params-binary-billions", "13 billion read as 13 x 2^30 (a binary giga): parameter counts are decimal, "
+    "13 x 10^9.", _COLLECTIVES, "Write the gradient's bytes as 2 x 13e9.")
+ALL_REDUCE_MICROSECONDS = _h(
+    "microseconds-for-milliseconds", "Microseconds where milliseconds were asked: the formula is right, the "
+    "unit is not.", _COLLECTIVES, "Seconds to milliseconds is x 1e3, not x 1e6.")
+NETWORK_FOR_NVLINK = _h(
+    "network-tier-for-nvlink", "The network tier's link (one InfiniBand port) where the eight H200s of one "
+    "node all-reduce over NVLink.", _LINKS, "Use get_link('H200', 'nvlink').")
+HOST_LINK_FOR_NVLINK = _h(
+    "host-link-for-nvlink", "The host link's bandwidth (PCIe, CPU to GPU) where the GPUs talk to each other "
+    "over NVLink.", _LINKS, "Use get_link('H200', 'nvlink').bandwidth_bytes_per_s.")
+
+
+def _all_reduce_more() -> dict:
+    link = get_link("H200", "nvlink")
+    host = replace(link, bandwidth_bytes_per_s=get_accelerator("H200").host_link_bandwidth)
+    return {GRAD_PARAMS_BINARY: collective_time_s("all_reduce", 2 * 13 * 2 ** 30, 8, link) * 1e3,
+            ALL_REDUCE_MICROSECONDS: collective_time_s("all_reduce", 2 * 13e9, 8, link) * 1e6,
+            NETWORK_FOR_NVLINK: collective_time_s("all_reduce", 2 * 13e9, 8, get_link("H200", "network")) * 1e3,
+            HOST_LINK_FOR_NVLINK: collective_time_s("all_reduce", 2 * 13e9, 8, host) * 1e3}
+
+
+BUFFER_NOT_LINK = _h(
+    "buffer-size-not-link-bytes", "One rank's buffer, 23 float32 values, where the bytes the busiest link "
+    "carries over the whole all-reduce were asked: the ring sends almost twice the buffer over each link.",
+    _COLLECTIVES, "Simulate the ring and read the largest entry of .link_bytes.")
+REDUCE_SCATTER_TEXTBOOK = _h(
+    "reduce-scatter-fraction-only", "(n - 1) / n S, the textbook share of one half of the all-reduce: the "
+    "reduce-scatter is followed by an all-gather, and each link carries chunks in both.", _COLLECTIVES,
+    "Read .link_bytes after the whole all-reduce.")
+RATIO_TO_TEXTBOOK = _h(
+    "busiest-over-textbook-ratio", "The busiest link's bytes divided by the textbook 2 (n - 1) / n S, the "
+    "comparison the task asks about afterwards, where the bytes themselves were asked.", _COLLECTIVES,
+    "Store the busiest link's bytes; compare with the textbook figure after.")
+EXCESS_OVER_TEXTBOOK = _h(
+    "busiest-minus-textbook", "How many bytes the busiest link carries beyond the textbook 2 (n - 1) / n S, "
+    "where the busiest link's bytes themselves were asked.", _COLLECTIVES,
+    "Store the busiest link's bytes; compare with the textbook figure after.")
+
+
+def _busiest_link_more() -> dict:
+    busiest, n, size = _busiest_link_bytes(), 6, 23 * 4
+    return {BUFFER_NOT_LINK: float(size), REDUCE_SCATTER_TEXTBOOK: (n - 1) / n * size,
+            RATIO_TO_TEXTBOOK: busiest / (2 * (n - 1) / n * size),
+            EXCESS_OVER_TEXTBOOK: busiest - 2 * (n - 1) / n * size}
+
+
+FP32_GRADIENT_COPY = _h(
+    "zero-fp32-gradient-copy-counted", "An FP32 copy of the gradients counted in the optimizer state (16 bytes "
+    "per parameter with the master weights and the moments): mixed-precision Adam keeps 12, the FP32 "
+    "weights and two FP32 moments.", _ZERO, "Optimizer state: 4 + 4 + 4 bytes per parameter.")
+FP32_WEIGHTS_ONLY = _h(
+    "zero-fp32-weights", "4-byte (FP32) working weights: in mixed precision the weights a GPU computes with "
+    "are 16-bit, 2 bytes; the FP32 copy is part of the optimizer state.", _ZERO,
+    "Weights 2 bytes, gradients 2 bytes, optimizer state 12 bytes per parameter.")
+ZERO_GIB = _h("zero-gib-not-bytes", "GiB where bytes were asked: the function returns bytes per GPU.", _ZERO,
+              "Return the bytes themselves, without dividing.")
+
+
+def _zero_more() -> dict:
+    def state(weights=2, grads=2, optimizer=12, scale=1.0):
+        def zero_bytes(n_params, dp, stage):
+            kinds = {"optimizer": optimizer, "grads": grads, "weights": weights}
+            split = ("optimizer", "grads", "weights")[:stage]
+            return scale * n_params * sum(b / dp if k in split else b for k, b in kinds.items())
+        return zero_bytes
+    return {FP32_GRADIENT_COPY: state(optimizer=16), FP32_WEIGHTS_ONLY: state(weights=4),
+            ZERO_GIB: state(scale=2.0 ** -30)}
+
+
+STEP_IN_MS = _h("step-time-in-ms", "Milliseconds where the step time in seconds was asked.", _SPLIT,
+                "est.step_time_s is in seconds: answer it as it is.")
+
+
+BACKWARD_LEFT_OUT = _h(
+    "pipeline-backward-left-out", "The forwards alone timed: each micro-batch also runs its backward through "
+    "every stage, twice as long as its forward, with its own overhead.", _SPLIT,
+    "One slot of a stage is its forward and its backward, each with the 4 ms.")
+OVERHEAD_PER_LAYER = _h(
+    "pipeline-overhead-per-layer", "The 4 ms paid for every layer of a stage: it is paid once per forward and "
+    "once per backward of a stage, however many layers the stage holds.", _SPLIT,
+    "Add 4 ms to each stage's forward and to each backward, not per layer.")
+MICRO_BATCHES_SPLIT = _h(
+    "micro-batches-split-over-stages", "The 20 micro-batches divided among the stages: every micro-batch "
+    "passes through every stage, so each stage runs all 20.", _SPLIT,
+    "Each stage runs m = 20 forwards and 20 backwards; the step is m + p - 1 slots.")
+BACKWARD_AS_FORWARD = _h(
+    "pipeline-backward-as-long-as-forward", "The backward taken to last as long as the forward: it takes "
+    "twice as long, 480 ms over the 48 layers.", _SPLIT, "Give each stage's backward its share of the 480 ms.")
+
+
+def _stages_more() -> dict:
+    m, fwd, bwd, over, layers = PIPE_MICRO, PIPE_FORWARD_MS, PIPE_BACKWARD_MS, PIPE_OVERHEAD_MS, PIPE_LAYERS
+    found = {BACKWARD_LEFT_OUT: _fewest(lambda p: (m + p - 1) * (fwd / p + over)),
+             OVERHEAD_PER_LAYER: _fewest(lambda p: (m + p - 1) * ((fwd + bwd) / p + 2 * over * layers / p)),
+             MICRO_BATCHES_SPLIT: _fewest(lambda p: (m / p + p - 1) * ((fwd + bwd) / p + 2 * over)),
+             BACKWARD_AS_FORWARD: _fewest(lambda p: (m + p - 1) * (2 * fwd / p + 2 * over))}
+    return {k: v for k, v in found.items() if v != _fewest_stages()}
 
 
 EXERCISES = [
