@@ -41,3 +41,4 @@ def test_the_browser_benchmark_measures_every_explorer_of_lesson_04(lab, browser
         drag = r["drag"]
         assert drag["values_sent"] >= 1 and drag["frames_drawn"] >= 1, drag
         assert drag["latest_wins"], f"the last frame drawn is not the slider's final value: {drag}"
+        assert drag["shown_is_last_sent"], f"the page does not show the kernel's last picture: {drag}"

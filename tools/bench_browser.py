@@ -124,6 +124,14 @@ ARM = """(el) => {
   });
 }"""
 
+#: The first 16 hex digits of the SHA-256 of the picture an explorer shows now.
+SHOWN_SHA = """async (el) => {
+  const imgs = el.querySelectorAll('img.widget-image');
+  const buf = await (await fetch(imgs[imgs.length - 1].src)).arrayBuffer();
+  const d = await crypto.subtle.digest('SHA-256', buf);
+  return Array.from(new Uint8Array(d)).map(x => x.toString(16).padStart(2, '0')).join('').slice(0, 16);
+}"""
+
 WAIT = f"""() => Promise.race([window.__benchDone,
                              new Promise(r => setTimeout(() => r('timeout'), {KEY_TIMEOUT_MS}))])
           .then(async status => ({{status, origin: performance.timeOrigin, ...window.__bench,
@@ -335,9 +343,13 @@ def bench_lesson(browser, lab, lesson: Path, presses: int, drag: bool = True,
             updates = kernel_log(lab, f"{lesson.parent.name}/{lesson.name}")
             if drag:
                 drag_info = _drag(page, slider, readout, {})
+                shown = explorer.evaluate(SHOWN_SHA)
                 drawn = kernel_log(lab, f"{lesson.parent.name}/{lesson.name}")
                 live = [u for u in drawn if not u.get("sharpen") and not u.get("ahead")
                         and u["explorer"] == entry["explorer"]]
+                sent = [u for u in drawn if not u.get("ahead") and u["explorer"] == entry["explorer"]]
+                # After the rest, the page shows the last picture the kernel sent (the sharp one).
+                drag_info["shown_is_last_sent"] = bool(sent) and shown == sent[-1].get("png_sha")
                 last = list(live[-1]["values"].values()) if live else []
                 drag_info.update(frames_drawn=len(live), sharpened=sum(bool(u.get("sharpen")) for u in drawn),
                                  last_drawn=last,
