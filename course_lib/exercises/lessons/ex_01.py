@@ -142,10 +142,48 @@ def _kb_wrong(accelerator) -> dict:
              shared("bits-for-bytes", "01", _LITTLE): 8 * law.bytes_in_flight_per_sm / 1e3}
     wrong[shared("other-accelerator", "01", _LITTLE)] = \
         littles_law(other_accelerator(accelerator)).bytes_in_flight_per_sm / 1e3
+    wrong[PER_SCHEDULER] = law.bytes_in_flight_per_sm / acc.warp_alloc_granularity / 1e3
+    wrong[PER_WARP_SLOT] = law.bytes_in_flight_per_sm / acc.max_warps_per_sm / 1e3
+    wrong[WARPS_NOT_BYTES] = law.warps_needed_per_sm
+    for latency_s in LESSON_WHAT_IF_LATENCIES_S:   # section 2's what-if latencies, kept from its table
+        wrong[_what_if_latency(latency_s)] = littles_law(accelerator, latency_s=latency_s).bytes_in_flight_per_sm / 1e3
     if acc.sm_count == 132:                       # the H100 and H200: the full die's 144 SMs
         wrong[shared("sms-144", "01", "1. Two designs: latency machines and throughput machines")] = \
             law.bytes_in_flight / 144 / 1e3
     return wrong
+
+
+#: Section 2's table of what-if latencies (``for lat in (400e-9, 800e-9)`` in the lesson; the
+#: course's tests keep the two equal): a learner who reuses that cell keeps one of them.
+LESSON_WHAT_IF_LATENCIES_S = (400e-9, 800e-9)
+
+PER_SCHEDULER = Misconception(
+    "per-scheduler-not-per-sm", "One scheduler's share (the SM's bytes over its "
+    "warp_alloc_granularity sub-partitions) where the whole SM's bytes in flight were asked.", "01", _LITTLE,
+    "Little's law gives the chip's total; divide it by the SMs only.")
+PER_WARP_SLOT = Misconception(
+    "per-warp-not-per-sm", "One warp's share (the SM's bytes over its max_warps_per_sm warps) where the "
+    "whole SM's bytes in flight were asked.", "01", _LITTLE,
+    "Little's law gives the chip's total; divide it by the SMs only.")
+WARPS_NOT_BYTES = Misconception(
+    "warps-needed-not-bytes", "The warps needed per SM (warps_needed_per_sm) where the bytes in flight "
+    "per SM were asked: that count follows from the bytes, for one load size.", "01", _LITTLE,
+    "Read bytes_in_flight_per_sm, and give it in kB.")
+
+
+def _what_if_latency(latency_s) -> Misconception:
+    ns = round(latency_s * 1e9)
+    return Misconception(
+        f"what-if-latency-{ns}-ns", f"Section 2's what-if latency of {ns} ns where the task uses the lessons' "
+        "assumed DRAM latency, ASSUMED_DRAM_LATENCY_S: the bytes in flight grow in proportion to the "
+        "latency.", "01", _LITTLE, "Pass latency_s=ASSUMED_DRAM_LATENCY_S (littles_law's default).")
+
+
+LATENCY_OVER_COMPUTE = Misconception(
+    "latency-over-compute-warps", "L / C warps, the rule of thumb that enough warps cover one wait, "
+    "rounded up: that is (nearly) where one scheduler is always busy; the task asks for the first count "
+    "that reaches 0.9, N C / (C + L) >= 0.9.", "01", _SIM,
+    "Read the sweep: the first entry whose utilisation reaches 0.9.")
 
 
 @functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
@@ -163,6 +201,7 @@ def _warps_for_90_wrong() -> dict:
             SIM_DEFAULT_CYCLES: int(default_sweep.n_warps[np.argmax(default_sweep.utilisation >= 0.9 - 1e-12)]),
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
             KNEE_TRUNCATED: int((24 + 700) // 24),
+            LATENCY_OVER_COMPUTE: int(np.ceil(700 / 24)),
             FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
                                            .utilisation >= 0.9 - 1e-12)) + 1,
             COMPUTE_LATENCY_SWAPPED: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 700, 24)
@@ -250,6 +289,12 @@ def _register_wrong() -> dict:
         parts = acc.warp_alloc_granularity
         return (acc.registers_per_sm // parts // per) * parts
 
+    def per_thread_unit(r, a):
+        acc = get_accelerator(a)
+        per_warp = -(-r // acc.register_alloc_unit) * acc.register_alloc_unit * acc.warp_size
+        parts = acc.warp_alloc_granularity
+        return (acc.registers_per_sm // parts // per_warp) * parts
+
     return {shared("registers-256k", "01", "Misconceptions"):
                 lambda r, a: _warps_by_registers_with(r, a, file_scale=4),
             NO_ALLOC_ROUNDING: lambda r, a: _warps_by_registers_with(r, a, round_alloc=False),
@@ -259,7 +304,19 @@ def _register_wrong() -> dict:
             FRACTIONAL_WARPS: lambda r, a: per_part(r, a, lambda x, y: x / y),
             ONE_THREADS_REGISTERS: one_thread,
             WARP_LIMIT_APPLIED: lambda r, a: min(_warps_by_registers(r, a), get_accelerator(a).max_warps_per_sm),
-            OCCUPANCY_WARPS_FOR_LIMIT: lambda r, a: occupancy(32, r, 0, a).warps_per_sm}
+            OCCUPANCY_WARPS_FOR_LIMIT: lambda r, a: occupancy(32, r, 0, a).warps_per_sm,
+            ONE_SUBPARTITION: lambda r, a: _warps_by_registers(r, a) // get_accelerator(a).warp_alloc_granularity,
+            ALLOC_UNIT_PER_THREAD: per_thread_unit}
+
+
+ONE_SUBPARTITION = Misconception(
+    "one-sub-partition-only", "The warps of one sub-partition returned: the register file has "
+    "warp_alloc_granularity of them, each holding its own whole warps, so the SM holds that many times "
+    "more.", "01", _OCC, "Multiply the whole warps per sub-partition by acc.warp_alloc_granularity.")
+ALLOC_UNIT_PER_THREAD = Misconception(
+    "alloc-unit-per-thread", "Each thread's registers rounded up to register_alloc_unit: the unit is a "
+    "warp's allocation, so it is 32 x r that is rounded up, not r.", "01", _OCC,
+    "Round acc.warp_size x registers_per_thread up to a multiple of acc.register_alloc_unit.")
 
 
 def _warps_by_registers(registers_per_thread, accelerator):
@@ -450,7 +507,20 @@ WARPS_NOT_REGISTERS = Misconception(
     "Put the warps you found into section 4's occupancy model: which register counts let that many in?")
 
 
+ALL_WARP_SLOTS = Misconception(
+    "all-warp-slots-needed", "Every warp slot of the SM taken as needed (full occupancy): the target is "
+    "a utilisation of 0.9, which far fewer warps reach, and each warp fewer leaves more registers.", "01", _OCC,
+    "Find the fewest warps that reach 0.9 with section 3's simulator first.")
+
+
+def _warps_reaching(compute_cycles, latency_cycles) -> int:
+    """Fewest warps whose simulated utilisation (the H100's four schedulers) reaches the target."""
+    sweep = simulate_latency_hiding(np.arange(1, 65), compute_cycles, latency_cycles, schedulers=BUDGET_SCHEDULERS)
+    return int(sweep.n_warps[np.argmax(sweep.utilisation >= BUDGET_TARGET - 1e-12)])
+
+
 def _register_budget_wrong() -> dict:
+    defaults = inspect.signature(simulate_latency_hiding).parameters
     need = _warps_needed()
     per_block = BUDGET_THREADS // 32
     wrong = {WARPS_NOT_REGISTERS: need,
@@ -458,7 +528,11 @@ def _register_budget_wrong() -> dict:
              FULL_NOT_90: _largest_registers(_warps_needed(target=1.0)),
              BLOCKS_ROUNDED_DOWN: _largest_registers(need // per_block * per_block),
              PLAIN_REGISTER_DIVISION: get_accelerator("H100 SXM").registers_per_sm // (need * 32),
-             shared("registers-256k", "01", "Misconceptions"): _largest_registers(need, file_scale=4)}
+             shared("registers-256k", "01", "Misconceptions"): _largest_registers(need, file_scale=4),
+             SIM_DEFAULT_CYCLES: _largest_registers(_warps_reaching(defaults["compute_cycles"].default,
+                                                                    defaults["latency_cycles"].default)),
+             COMPUTE_LATENCY_SWAPPED: _largest_registers(_warps_reaching(BUDGET_L, BUDGET_C)),
+             ALL_WARP_SLOTS: _largest_registers(get_accelerator("H100 SXM").max_warps_per_sm)}
     right = _register_budget()
     return {k: v for k, v in wrong.items() if v != right}
 
@@ -537,6 +611,12 @@ LOAD_WIDTH = Misconception(
     "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
 
 
+FLOAT4_LOADS = Misconception(
+    "float4-loads-not-4-bytes", "16-byte loads (float4, section 2's wide-load example) where the kernel "
+    "reads 4-byte floats: each load in flight holds a quarter of the bytes you counted.", "01", _LITTLE,
+    "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
+
+
 PROFILE_AT_MAX_WARPS = Misconception(
     "profiled-latency-at-max-warps", "The profiled kernel's bytes in flight counted with the SM's "
     f"maximum warps: at k = 1 its {STREAM_BASE_REGISTERS + 1} registers per thread let fewer warps in, so "
@@ -576,6 +656,7 @@ def _loads_in_flight_wrong() -> dict:
              LOADS_ROUNDED_DOWN: int(np.floor(_stream_need() / (at_right * 32 * STREAM_LOAD_BYTES))),
              LANES_FORGOTTEN: _smallest_loads(lanes=1),
              LOAD_WIDTH: _smallest_loads(load_bytes=8),
+             FLOAT4_LOADS: _smallest_loads(load_bytes=16),
              PER_GPU: _smallest_loads(scale=acc.sm_count),
              PROFILE_AT_MAX_WARPS: _smallest_loads(
                  latency_s=acc.max_warps_per_sm * 32 * STREAM_LOAD_BYTES * acc.sm_count / STREAM_PROFILED_BANDWIDTH)}
