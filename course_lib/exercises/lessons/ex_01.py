@@ -125,7 +125,15 @@ def _a100_limiter_wrong() -> dict:
     return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter,
             REGISTER_FILE_AS_BYTES: occupancy(128, 40, 40 * 1024, quarter_file).limiter,
             THREADS_ONLY: occupancy(128, 1, 0, "A100").limiter,       # no registers, no shared memory
-            LARGEST_LIMIT: max(limits, key=limits.get)}
+            LARGEST_LIMIT: max(limits, key=limits.get),
+            FULL_OCCUPANCY_LIMIT: "registers" if 40 * a100.max_threads_per_sm > a100.registers_per_sm else "warps"}
+
+
+FULL_OCCUPANCY_LIMIT = Misconception(
+    "limit-for-full-occupancy", "The first resource that stops full occupancy taken for the one that "
+    "binds: 40 registers for every thread slot of the SM would overflow the register file, but this kernel's "
+    "blocks run out of shared memory before registers.", "01", _OCC,
+    "Count the blocks each resource allows for this kernel's blocks; the smallest count binds.")
 
 
 def _kb_other_chips(accelerator) -> dict:
@@ -394,6 +402,12 @@ SMEM_OF_UNCAPPED_BLOCKS = Misconception(
     "01", _OCC, "Recount blocks_per_sm with each cap's registers before subtracting their shared memory.")
 
 
+SPILLS_OF_ALL_SLOTS = Misconception(
+    "spills-of-every-thread-slot", "The spills counted for every thread slot of the SM (max_threads_per_sm) "
+    "where only the resident threads spill: a tighter cap lets more threads in, but rarely all 2048.", "01", _OCC,
+    "Multiply the spills per thread by the threads that cap lets in: warps_per_sm x 32.")
+
+
 def _spill_cap_wrong() -> dict:
     right = _spill_cap()
     uncapped = occupancy(_SPILL_KERNEL["threads"], _SPILL_KERNEL["registers"], _SPILL_KERNEL["smem"],
@@ -411,7 +425,9 @@ def _spill_cap_wrong() -> dict:
              SPILL_PER_BLOCK: _best_cap(_cap_rows(
                  footprint=lambda r, occ: r.spilled_per_thread * 4 * occ.threads_per_block)),
              SMEM_ONE_BLOCK: _best_cap(_cap_rows(smem_blocks=lambda occ: 1)),
-             SMEM_OF_UNCAPPED_BLOCKS: _best_cap(_cap_rows(smem_blocks=lambda occ: uncapped))}
+             SMEM_OF_UNCAPPED_BLOCKS: _best_cap(_cap_rows(smem_blocks=lambda occ: uncapped)),
+             SPILLS_OF_ALL_SLOTS: _best_cap(_cap_rows(
+                 footprint=lambda r, occ: r.spilled_per_thread * 4 * get_accelerator("H100 SXM").max_threads_per_sm))}
     out, per_value = {}, {}
     for k, v in wrong.items():              # at most three names for one cap, the likelier first
         if v != right and per_value.get(v, 0) < 3:

@@ -300,7 +300,14 @@ def _bank_wrong() -> dict:
             FULL_BROADCAST_ONLY: _broadcast_only_when_all_same,
             DISTINCT_BANKS: lambda a: int(np.unique((np.asarray(a) // BANK_BYTES) % N_BANKS).size),
             SIXTEEN_BANKS: lambda a: _degree_with(a, lambda w: w % 16),
-            EIGHT_BYTE_WORDS: lambda a: int(np.bincount(np.unique(np.asarray(a) // 8) % N_BANKS).max())}
+            EIGHT_BYTE_WORDS: lambda a: int(np.bincount(np.unique(np.asarray(a) // 8) % N_BANKS).max()),
+            WORDS_OVER_BANKS: lambda a: int(math.ceil(np.unique(np.asarray(a) // BANK_BYTES).size / N_BANKS))}
+
+
+WORDS_OVER_BANKS = Misconception(
+    "distinct-words-over-banks", "The warp's distinct words divided by the 32 banks, rounded up: that is "
+    "the fewest passes if the words spread evenly; the degree is set by the busiest bank.", "03", _BANKS,
+    "Count distinct words per bank and take the largest count.")
 
 
 def _broadcast_only_when_all_same(byte_addresses) -> int:
@@ -463,11 +470,20 @@ COLUMNS_SWAPPED = Misconception(
     "Read the profile's headers again: which column is t_copy, and which unit waits for the other?")
 
 
+DEQUANT_FORGOTTEN = Misconception(
+    "fp8-dequantization-forgotten", "FP8 inputs costed without their dequantization: each tile must turn "
+    "the FP8 slices back into BF16 before the same math, and those 0.3 us lengthen every compute step.",
+    "03", _ASYNC, "Add the dequantization to the FP8 change's compute per tile, then ask which of the two "
+    "times per tile is now the larger.")
+
+
 def _pipeline_change_wrong() -> dict:
     fastest_copy = min(PIPE_CHANGES, key=lambda c: pipeline_change(c).t_copy_s)
     swapped = min(PIPE_CHANGES, key=lambda c: _pipeline_after(c, PIPE_COMPUTE_S, PIPE_COPY_S).total_s)
+    no_dequant = min(PIPE_CHANGES, key=lambda c: pipeline_timeline(PIPE_TILES, PIPE_COPY_S / 2, PIPE_COMPUTE_S, 2).total_s
+                     if c == "fp8 inputs" else pipeline_change(c).total_s)
     found = {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math", BIGGEST_COPY_CUT: fastest_copy,
-             COLUMNS_SWAPPED: swapped}
+             COLUMNS_SWAPPED: swapped, DEQUANT_FORGOTTEN: no_dequant}
     right = _best_pipeline_change()
     return {k: v for k, v in found.items() if v != right}
 
