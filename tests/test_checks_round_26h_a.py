@@ -150,6 +150,9 @@ VALUES = [
     ("01.2", "answers warps_needed_per_sm", lambda: _h200_law().warps_needed_per_sm, "warps-needed-not-bytes"),
     # 01.3
     ("01.3", "L / C warps cover one wait, rounded up", lambda: math.ceil(700 / 24), "latency-over-compute-warps"),
+    ("01.3", "section 3's jittered sweep reused",
+     lambda: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, jitter=0.5, rng=np.random.default_rng(2024))
+                           .utilisation >= 0.9)) + 1, "jittered-sweep"),
     # 01.5
     ("01.5", "spills counted for all 2048 thread slots",
      lambda: _cap(lambda r: r.spilled_per_thread * 4 * _H100.max_threads_per_sm), "spills-of-every-thread-slot"),
@@ -167,6 +170,8 @@ VALUES = [
     ("02.3", "reports 1 - efficiency", lambda: 1 - run_simt(_loop(), 1000).simt_efficiency, "idle-share-not-efficiency"),
     ("02.3", "test i < tid % (7 + 1)", lambda: run_simt(_loop(modulus=8, plus=0), 1000).simt_efficiency,
      "loop-test-tid-mod-eight"),
+    ("02.3", "an extra a = 0 before the loop", lambda: run_simt([Let("a", lambda v: 0)] + _loop(), 1000).simt_efficiency,
+     "extra-setup-instruction"),
     # 02.6
     ("02.6", "warps of 64 lanes (02.2's wavefront)", lambda: _shortest_path(lanes=64), "wavefront-64-for-warp-32"),
     # 03.2
@@ -303,13 +308,16 @@ def test_no_new_message_prints_the_answer(exercise_id, mistake, compute, key):
 
 
 def test_the_lessons_numbers_the_new_mistakes_keep_are_the_lessons():
-    """01.2's what-if latencies and 03.3's lesson cache are the numbers the lessons' cells use."""
-    from course_lib.exercises.lessons.ex_01 import LESSON_WHAT_IF_LATENCIES_S
+    """01.2's what-if latencies, 01.3's jittered sweep and 03.3's lesson cache are the numbers the
+    lessons' cells use."""
+    from course_lib.exercises.lessons.ex_01 import LESSON_JITTER, LESSON_JITTER_SEED, LESSON_WHAT_IF_LATENCIES_S
     from course_lib.exercises.lessons.ex_03 import LESSON_CACHE_BYTES, LESSON_LINE_BYTES
     (lesson_01,) = (REPO / "notebooks").glob("01_*.py")
     (lesson_03,) = (REPO / "notebooks").glob("03_*.py")
     latencies = ", ".join(f"{round(t * 1e9)}e-9" for t in LESSON_WHAT_IF_LATENCIES_S)
     assert f"for lat in ({latencies}):" in lesson_01.read_text(encoding="utf-8")
+    assert f"rng = np.random.default_rng({LESSON_JITTER_SEED})" in lesson_01.read_text(encoding="utf-8")
+    assert f"jitter={LESSON_JITTER}, rng=rng" in lesson_01.read_text(encoding="utf-8")
     assert re.search(rf"^cap, line, ways = {LESSON_CACHE_BYTES // 1024} \* 1024, {LESSON_LINE_BYTES}, \d+$",
                      lesson_03.read_text(encoding="utf-8"), re.M)
     assert ASSUMED_DRAM_LATENCY_S not in LESSON_WHAT_IF_LATENCIES_S

@@ -187,6 +187,15 @@ def _what_if_latency(latency_s) -> Misconception:
         "latency.", "01", _LITTLE, "Pass latency_s=ASSUMED_DRAM_LATENCY_S (littles_law's default).")
 
 
+#: Section 3's jittered sweep (``jitter=0.5`` drawn from ``np.random.default_rng(2024)`` in the lesson;
+#: the course's tests keep them equal): a learner who reuses that cell sweeps with jitter.
+LESSON_JITTER, LESSON_JITTER_SEED = 0.5, 2024
+
+JITTERED_SWEEP = Misconception(
+    "jittered-sweep", "Section 3's jittered simulation swept where the task's warps compute and wait "
+    "exactly 24 and 700 cycles: random jitter lets a few warps bunch up and shifts where the curve "
+    "crosses 0.9.", "01", _SIM,
+    "Run simulate_latency_hiding(np.arange(1, 65), 24, 700) without jitter.")
 LATENCY_OVER_COMPUTE = Misconception(
     "latency-over-compute-warps", "L / C warps, the rule of thumb that enough warps cover one wait, "
     "rounded up: that is (nearly) where one scheduler is always busy; the task asks for the first count "
@@ -210,6 +219,9 @@ def _warps_for_90_wrong() -> dict:
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
             KNEE_TRUNCATED: int((24 + 700) // 24),
             LATENCY_OVER_COMPUTE: int(np.ceil(700 / 24)),
+            JITTERED_SWEEP: int(np.argmax(simulate_latency_hiding(
+                np.arange(1, 65), 24, 700, jitter=LESSON_JITTER, rng=np.random.default_rng(LESSON_JITTER_SEED))
+                .utilisation >= 0.9 - 1e-12)) + 1,
             FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
                                            .utilisation >= 0.9 - 1e-12)) + 1,
             COMPUTE_LATENCY_SWAPPED: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 700, 24)

@@ -248,7 +248,14 @@ def _loop_efficiency_wrong() -> dict:
             BODY_TWO_INSTRUCTIONS: run_simt(loop_kernel(body=2), 1000).simt_efficiency,
             ITERATIONS_PER_WARP: float(np.mean([w.mean() / w.max() for w in warps])),
             IDLE_SHARE: 1 - run_simt(loop_kernel(), 1000).simt_efficiency,
-            MODULUS_EIGHT: run_simt(_loop_kernel_modulus_eight(), 1000).simt_efficiency}
+            MODULUS_EIGHT: run_simt(_loop_kernel_modulus_eight(), 1000).simt_efficiency,
+            EXTRA_SETUP: run_simt([Let("a", lambda v: 0)] + loop_kernel(), 1000).simt_efficiency}
+
+
+EXTRA_SETUP = Misconception(
+    "extra-setup-instruction", "An extra instruction before the loop (a = 0, say) that the task's kernel "
+    "does not have: every lane issues it, so it raises the efficiency a little.", "02", _HOW_BAD,
+    "Build the kernel exactly as the task lists it: Let('i', 0), then the While with its three-instruction body.")
 
 
 IDLE_SHARE = Misconception(
