@@ -54,11 +54,13 @@ def _registers_for(warps, compute, latency, schedulers=4):
     return next(r for r in range(255, 0, -1) if occupancy(128, r, 12 * 1024, "H100 SXM").warps_per_sm >= need)
 
 
-def _loads_needed(load_bytes):
-    """01.7: the profiled latency from the 4-byte floats, then the smallest k whose loads, counted at
-    ``load_bytes`` each (section 2's float4 example), hold the bytes."""
+def _loads_needed(load_bytes, per_sm_latency=False):
+    """01.7: the profiled latency from the 4-byte floats (``per_sm_latency``: one SM's bytes over the
+    chip's bandwidth), then the smallest k whose loads, counted at ``load_bytes`` each (section 2's
+    float4 example), hold the bytes."""
     warps = occupancy(256, 73, 0, "H200").warps_per_sm
-    latency = warps * 32 * 4 * get_accelerator("H200").sm_count / 0.5e12
+    sms = 1 if per_sm_latency else get_accelerator("H200").sm_count
+    latency = warps * 32 * 4 * sms / 0.5e12
     need = littles_law("H200", latency_s=latency).bytes_in_flight_per_sm
     return next(k for k in range(1, 184) if occupancy(256, 72 + k, 0, "H200").warps_per_sm * 32 * load_bytes * k >= need)
 
@@ -162,6 +164,8 @@ VALUES = [
      "compute-and-latency-swapped"),
     ("01.6", "keeps all 64 warps resident", lambda: _registers_for(64, 60, 500), "all-warp-slots-needed"),
     # 01.7
+    ("01.7", "the latency from one SM's bytes over the chip's bandwidth",
+     lambda: _loads_needed(4, per_sm_latency=True), "latency-from-one-sms-bytes"),
     ("01.7", "16-byte (float4) loads counted in the k sweep", lambda: _loads_needed(16), "float4-loads-not-4-bytes"),
     # 02.2
     ("02.2", "answers the lane's chance, rho", lambda: 0.05, "share-of-lanes-not-wavefronts"),

@@ -639,6 +639,12 @@ LOAD_WIDTH = Misconception(
     "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
 
 
+ONE_SMS_BYTES_FOR_LATENCY = Misconception(
+    "latency-from-one-sms-bytes", "The profiled latency read from one SM's bytes in flight over the whole "
+    "chip's 0.5 TB/s: the chip's bandwidth comes from every SM's loads together, so the bytes must be the "
+    "chip's too (or the bandwidth one SM's share).", "01", _LITTLE,
+    "Latency = bytes in flight / bandwidth, both for the whole chip: resident warps x 32 x 4 bytes x sm_count "
+    "over the profiled bandwidth.")
 FLOAT4_LOADS = Misconception(
     "float4-loads-not-4-bytes", "16-byte loads (float4, section 2's wide-load example) where the kernel "
     "reads 4-byte floats: each load in flight holds a quarter of the bytes you counted.", "01", _LITTLE,
@@ -685,6 +691,7 @@ def _loads_in_flight_wrong() -> dict:
              LANES_FORGOTTEN: _smallest_loads(lanes=1),
              LOAD_WIDTH: _smallest_loads(load_bytes=8),
              FLOAT4_LOADS: _smallest_loads(load_bytes=16),
+             ONE_SMS_BYTES_FOR_LATENCY: _smallest_loads(latency_s=profiled * 32 * STREAM_LOAD_BYTES / STREAM_PROFILED_BANDWIDTH),
              PER_GPU: _smallest_loads(scale=acc.sm_count),
              PROFILE_AT_MAX_WARPS: _smallest_loads(
                  latency_s=acc.max_warps_per_sm * 32 * STREAM_LOAD_BYTES * acc.sm_count / STREAM_PROFILED_BANDWIDTH)}
