@@ -226,6 +226,12 @@ def _unit_per_thread(r, a):
     return (acc.registers_per_sm // acc.warp_alloc_granularity // per_warp) * acc.warp_alloc_granularity
 
 
+def _unit_nearest(r, a):
+    acc = get_accelerator(a)
+    per_warp = max(1, round(r * 32 / acc.register_alloc_unit)) * acc.register_alloc_unit
+    return (acc.registers_per_sm // acc.warp_alloc_granularity // per_warp) * acc.warp_alloc_granularity
+
+
 def _broadcast_if_all_same(byte_addresses):
     words = np.asarray(byte_addresses) // 4
     if len(set(words.tolist())) == 1:
@@ -242,6 +248,7 @@ def _intensity(elements, flop=lambda m, k, n: 2 * m * k * n):
 FUNCTIONS = [
     ("01.4", "returns one sub-partition's warps", _subpartition_only, "one-sub-partition-only"),
     ("01.4", "rounds each thread's registers to the unit", _unit_per_thread, "alloc-unit-per-thread"),
+    ("01.4", "rounds a warp's registers to the nearest unit", _unit_nearest, "register-alloc-rounded-to-nearest"),
     ("02.4", "counts the sector of each access's last byte",
      lambda a, b: len({int(x) for x in (np.asarray(a) + b - 1) // 32}), "sector-of-last-byte-only"),
     ("02.4", "bytes spanned over 32", lambda a, b: math.ceil((max(a) + b - min(a)) / 32), "byte-span-over-32"),
@@ -265,6 +272,10 @@ FUNCTIONS = [
                                                                                      + 4 * m * n), "c-at-fp32-width"),
     ("04.4", "rounded", lambda m, k, n, bytes_per_element=2: round(2 * m * k * n / (bytes_per_element * (m * k + k * n + m * n))),
      "intensity-rounded"),
+    ("04.4", "2 m n FLOP, k forgotten", _intensity(lambda m, k, n: m * k + k * n + m * n, lambda m, k, n: 2 * m * n),
+     "flop-without-k"),
+    ("04.5", "intensities cast to int", lambda i, p, b: np.minimum(p, b * np.array(i, dtype=int)), "intensity-cast-to-int"),
+    ("04.5", "peak in TFLOP/s", lambda i, p, b: np.minimum(p / 1e12, b * np.asarray(i)), "peak-taken-in-tflops"),
     ("04.5", "bandwidth taken to GB/s", lambda i, p, b: np.minimum(p, b / 1e9 * np.asarray(i)), "bandwidth-taken-in-gb"),
     ("04.5", "seconds per FLOP", lambda i, p, b: 1 / np.minimum(p, b * np.asarray(i)), "roofline-as-seconds-per-flop"),
     ("04.5", "the two roofs averaged", lambda i, p, b: (p + b * np.asarray(i)) / 2, "roofs-averaged"),

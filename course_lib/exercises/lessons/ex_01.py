@@ -315,6 +315,12 @@ def _register_wrong() -> dict:
         parts = acc.warp_alloc_granularity
         return (acc.registers_per_sm // parts // per_warp) * parts
 
+    def alloc_nearest(r, a):
+        acc = get_accelerator(a)
+        per_warp = max(1, round(r * acc.warp_size / acc.register_alloc_unit)) * acc.register_alloc_unit
+        parts = acc.warp_alloc_granularity
+        return (acc.registers_per_sm // parts // per_warp) * parts
+
     return {shared("registers-256k", "01", "Misconceptions"):
                 lambda r, a: _warps_by_registers_with(r, a, file_scale=4),
             NO_ALLOC_ROUNDING: lambda r, a: _warps_by_registers_with(r, a, round_alloc=False),
@@ -326,7 +332,14 @@ def _register_wrong() -> dict:
             WARP_LIMIT_APPLIED: lambda r, a: min(_warps_by_registers(r, a), get_accelerator(a).max_warps_per_sm),
             OCCUPANCY_WARPS_FOR_LIMIT: lambda r, a: occupancy(32, r, 0, a).warps_per_sm,
             ONE_SUBPARTITION: lambda r, a: _warps_by_registers(r, a) // get_accelerator(a).warp_alloc_granularity,
-            ALLOC_UNIT_PER_THREAD: per_thread_unit}
+            ALLOC_UNIT_PER_THREAD: per_thread_unit,
+            ALLOC_ROUNDED_TO_NEAREST: alloc_nearest}
+
+
+ALLOC_ROUNDED_TO_NEAREST = Misconception(
+    "register-alloc-rounded-to-nearest", "A warp's registers rounded to the nearest allocation unit: a warp "
+    "that needs part of a unit takes the whole unit, so 32 x r is always rounded up.", "01", _OCC,
+    "Round up: -(-x // unit) * unit, or math.ceil(x / unit) * unit.")
 
 
 ONE_SUBPARTITION = Misconception(

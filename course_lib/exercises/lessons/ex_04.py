@@ -301,7 +301,13 @@ def _intensity_wrong() -> dict:
             DIMENSIONS_ADDED: wrong(flop2, lambda m, k, n: m + k + n),
             C_AT_FP32: lambda m, k, n, bytes_per_element=2: 2 * m * k * n / (
                 bytes_per_element * (m * k + k * n) + 4 * m * n),
-            INTENSITY_ROUNDED: lambda m, k, n, bytes_per_element=2: round(matmul_intensity(m, k, n, bytes_per_element))}
+            INTENSITY_ROUNDED: lambda m, k, n, bytes_per_element=2: round(matmul_intensity(m, k, n, bytes_per_element)),
+            FLOP_WITHOUT_K: wrong(lambda m, k, n: 2 * m * n, all3)}
+
+
+FLOP_WITHOUT_K = Misconception(
+    "flop-without-k", "2 m n FLOP, one multiply-add per output element: each of the m n outputs is a dot "
+    "product of length k, k multiply-adds.", "04", _INTENSITY, "FLOP = 2 m k n: 2 per term, k terms per output.")
 
 
 A_FORGOTTEN = Misconception(
@@ -377,7 +383,19 @@ def _roofline_wrong() -> dict:
             INTENSITY_PER_ELEMENT: lambda i, p, b: np.minimum(p, b * np.asarray(i, dtype=float) / 2),
             BANDWIDTH_IN_GB: lambda i, p, b: np.minimum(p, b / 1e9 * np.asarray(i, dtype=float)),
             SECONDS_PER_FLOP: lambda i, p, b: 1 / roof(i, p, b),
-            ROOFS_AVERAGED: lambda i, p, b: (p + b * np.asarray(i, dtype=float)) / 2}
+            ROOFS_AVERAGED: lambda i, p, b: (p + b * np.asarray(i, dtype=float)) / 2,
+            INTENSITY_TRUNCATED: lambda i, p, b: np.minimum(p, b * np.asarray(i, dtype=float).astype(int)),
+            PEAK_IN_TERA: lambda i, p, b: np.minimum(p / 1e12, b * np.asarray(i, dtype=float))}
+
+
+INTENSITY_TRUNCATED = Misconception(
+    "intensity-cast-to-int", "The intensities cast to integers (dtype=int) before the multiplication: a "
+    "kernel at 0.5 FLOP per byte then gets no rate at all, and every fraction is lost.", "04", _BOUND,
+    "Keep the intensities as floats: np.asarray(intensity, dtype=float).")
+PEAK_IN_TERA = Misconception(
+    "peak-taken-in-tflops", "The peak divided by 1e12 (TFLOP/s) where the sloped roof stays in FLOP/s: the "
+    "two roofs must be in one unit before the lower is taken, and the function returns FLOP/s.", "04", _BOUND,
+    "Use peak_flops as it comes, in FLOP/s, like bandwidth x intensity.")
 
 
 BANDWIDTH_IN_GB = Misconception(
