@@ -132,6 +132,17 @@ def _l2_need(accelerator="A100", peak=None, bytes_per_element=2):
     return need
 
 
+def _l2_need_without_c():
+    """04.7 by hand: A re-read once per column of 64-wide tiles, B once per row of tiles, C not counted."""
+    a100 = get_accelerator("A100")
+    need = 0.0
+    for m in range(1, 4097):
+        bound = min(a100.peak("bf16"), a100.mem_bandwidth * matmul_intensity(m, 8192, 8192, 2))
+        l2_bytes = 2 * (m * 8192 * (8192 // 64) + 8192 * 8192 * math.ceil(m / 64))
+        need = max(need, bound / (2 * m * 8192 * 8192 / l2_bytes) / 1e12)
+    return need
+
+
 _H200, _H100, _A100, _B200 = (get_accelerator(n) for n in ("H200", "H100 SXM", "A100", "B200"))
 _HBM3E_STACK = bus_bandwidth_bytes_per_s(1024, 9.2e9)
 _NEED = _B200.peak("bf16") / _H100.ridge_point("bf16")
@@ -140,6 +151,7 @@ VALUES = [
     # 01.1: the resource that stops full occupancy
     ("01.1", "40 registers x 2048 threads overflow the register file, so registers limit", lambda: "registers",
      "limit-for-full-occupancy"),
+    ("01.1", "small blocks hit the cap on resident blocks", lambda: "blocks", "small-blocks-hit-the-block-cap"),
     # 01.2
     ("01.2", "divides the SM's bytes by its 64 warp slots", lambda: _h200_law().bytes_in_flight_per_sm / 64 / 1e3,
      "per-warp-not-per-sm"),
@@ -207,6 +219,7 @@ VALUES = [
      lambda: _first_m(_H100.ridge_point("bf16"), lambda m: 2 * m * 8192 * 8192 / (2 * (m * 8192 + 8192 ** 2) + 4 * m * 8192)),
      "c-at-fp32-width"),
     # 04.7
+    ("04.7", "the L2 traffic of A and B only", _l2_need_without_c, "l2-traffic-without-c"),
     ("04.7", "the H100 SXM's catalog row", lambda: _l2_need("H100 SXM"), "other-accelerator-h100-sxm"),
     ("04.7", "the A100's FP32 peak", lambda: _l2_need(peak=_A100.peak("fp32")), "peak-fp32-for-bf16"),
     ("04.7", "the sparse BF16 peak", lambda: _l2_need(peak=2 * _A100.peak("bf16")), "sparse-peak"),

@@ -126,7 +126,15 @@ def _a100_limiter_wrong() -> dict:
             REGISTER_FILE_AS_BYTES: occupancy(128, 40, 40 * 1024, quarter_file).limiter,
             THREADS_ONLY: occupancy(128, 1, 0, "A100").limiter,       # no registers, no shared memory
             LARGEST_LIMIT: max(limits, key=limits.get),
-            FULL_OCCUPANCY_LIMIT: "registers" if 40 * a100.max_threads_per_sm > a100.registers_per_sm else "warps"}
+            FULL_OCCUPANCY_LIMIT: "registers" if 40 * a100.max_threads_per_sm > a100.registers_per_sm else "warps",
+            SMALL_BLOCKS_HIT_CAP: occupancy(a100.warp_size, 1, 0, a100).limiter}
+
+
+SMALL_BLOCKS_HIT_CAP = Misconception(
+    "small-blocks-hit-the-block-cap", "Small blocks taken to hit the SM's cap on resident blocks: that cap "
+    "binds for one-warp blocks, but a 128-thread block is 4 warps, and this kernel's shared memory stops "
+    "its blocks long before either the cap or the warp slots.", "01", _OCC,
+    "Work out the blocks each resource allows for this kernel, the block cap among them; the smallest binds.")
 
 
 FULL_OCCUPANCY_LIMIT = Misconception(

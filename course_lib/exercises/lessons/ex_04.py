@@ -624,13 +624,31 @@ def _l2_need_slips() -> dict:
                                precisions=("fp32", "tf32", "int8"))}
 
 
+def _l2_need_without_c() -> float:
+    """04.7 with the tiles' L2 traffic counted as the re-reads of A and B only (C's writes left out)."""
+    from course_lib.tiling import tiled_matmul_traffic
+    need = 0.0
+    for m in range(1, TOKENS_MAX + 1):
+        t = tiled_matmul_traffic(m, TILE_KN, TILE_KN, TILE, bytes_per_element=2)
+        need = max(need, _untiled_bound(m) / (2 * m * TILE_KN * TILE_KN / (t.a_bytes + t.b_bytes)) / 1e12)
+    return need
+
+
+L2_WITHOUT_C = Misconception(
+    "l2-traffic-without-c", "The tiles' L2 traffic counted as the re-reads of A and B alone: each tile also "
+    "writes its piece of C through L2, and at a small prefill those bytes lower the L2 intensity enough "
+    "to move the answer.", "04", _HIER,
+    "Count the L2 bytes of all three matrices: tiled_matmul_traffic(...) has a_bytes, b_bytes and c_bytes.")
+
+
 def _l2_for_free_tiles_listed() -> dict:
     right = _l2_for_free_tiles()
     wrong = {FULL_TILES_ONLY: _l2_needed_tbs(TOKENS_MAX),
              SQUARE_TILE_INTENSITY: _l2_for_free_tiles(TILE / 2),
              PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False),
              HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False),
-             EASIEST_PREFILL: min(_l2_needed_tbs(m) for m in range(1, TOKENS_MAX + 1))}
+             EASIEST_PREFILL: min(_l2_needed_tbs(m) for m in range(1, TOKENS_MAX + 1)),
+             L2_WITHOUT_C: _l2_need_without_c()}
     return {k: v for k, v in wrong.items() if abs(v / right - 1) > 1e-3}
 
 
