@@ -170,6 +170,7 @@ VALUES = [
     # 01.5
     ("01.5", "spills counted for all 2048 thread slots",
      lambda: _cap(lambda r: r.spilled_per_thread * 4 * _H100.max_threads_per_sm), "spills-of-every-thread-slot"),
+    ("01.5", "one warp's spills against L1", lambda: _cap(lambda r: r.spilled_per_thread * 4 * 32), "spill-footprint-per-warp"),
     # 01.6
     ("01.6", "keeps section 3's C, L = 40, 560", lambda: _registers_for(None, 40, 560), "simulator-default-cycles"),
     ("01.6", "passes the 500-cycle wait as the compute", lambda: _registers_for(None, 500, 60),

@@ -435,6 +435,10 @@ SMEM_OF_UNCAPPED_BLOCKS = Misconception(
     "01", _OCC, "Recount blocks_per_sm with each cap's registers before subtracting their shared memory.")
 
 
+SPILL_PER_WARP = Misconception(
+    "spill-footprint-per-warp", "One warp's spills (32 threads) compared with the SM's L1: every resident "
+    "warp spills its own registers, so the footprint per SM is the spills of all resident threads.", "01", _OCC,
+    "Multiply the spills per thread by the threads resident on the SM: warps_per_sm x 32.")
 SPILLS_OF_ALL_SLOTS = Misconception(
     "spills-of-every-thread-slot", "The spills counted for every thread slot of the SM (max_threads_per_sm) "
     "where only the resident threads spill: a tighter cap lets more threads in, but rarely all 2048.", "01", _OCC,
@@ -459,6 +463,7 @@ def _spill_cap_wrong() -> dict:
                  footprint=lambda r, occ: r.spilled_per_thread * 4 * occ.threads_per_block)),
              SMEM_ONE_BLOCK: _best_cap(_cap_rows(smem_blocks=lambda occ: 1)),
              SMEM_OF_UNCAPPED_BLOCKS: _best_cap(_cap_rows(smem_blocks=lambda occ: uncapped)),
+             SPILL_PER_WARP: _best_cap(_cap_rows(footprint=lambda r, occ: r.spilled_per_thread * 4 * 32)),
              SPILLS_OF_ALL_SLOTS: _best_cap(_cap_rows(
                  footprint=lambda r, occ: r.spilled_per_thread * 4 * get_accelerator("H100 SXM").max_threads_per_sm))}
     out, per_value = {}, {}
