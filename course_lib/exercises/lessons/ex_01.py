@@ -125,7 +125,23 @@ def _a100_limiter_wrong() -> dict:
     return {SMEM_IGNORED: occupancy(128, 40, 0, "A100").limiter,
             REGISTER_FILE_AS_BYTES: occupancy(128, 40, 40 * 1024, quarter_file).limiter,
             THREADS_ONLY: occupancy(128, 1, 0, "A100").limiter,       # no registers, no shared memory
-            LARGEST_LIMIT: max(limits, key=limits.get)}
+            LARGEST_LIMIT: max(limits, key=limits.get),
+            FULL_OCCUPANCY_LIMIT: "registers" if 40 * a100.max_threads_per_sm > a100.registers_per_sm else "warps",
+            SMALL_BLOCKS_HIT_CAP: occupancy(a100.warp_size, 1, 0, a100).limiter}
+
+
+SMALL_BLOCKS_HIT_CAP = Misconception(
+    "small-blocks-hit-the-block-cap", "Small blocks taken to hit the SM's cap on resident blocks: that cap "
+    "binds for one-warp blocks, but a 128-thread block is 4 warps, and this kernel's shared memory stops "
+    "its blocks long before either the cap or the warp slots.", "01", _OCC,
+    "Work out the blocks each resource allows for this kernel, the block cap among them; the smallest binds.")
+
+
+FULL_OCCUPANCY_LIMIT = Misconception(
+    "limit-for-full-occupancy", "The first resource that stops full occupancy taken for the one that "
+    "binds: 40 registers for every thread slot of the SM would overflow the register file, but this kernel's "
+    "blocks run out of shared memory before registers.", "01", _OCC,
+    "Count the blocks each resource allows for this kernel's blocks; the smallest count binds.")
 
 
 def _kb_other_chips(accelerator) -> dict:
@@ -142,10 +158,57 @@ def _kb_wrong(accelerator) -> dict:
              shared("bits-for-bytes", "01", _LITTLE): 8 * law.bytes_in_flight_per_sm / 1e3}
     wrong[shared("other-accelerator", "01", _LITTLE)] = \
         littles_law(other_accelerator(accelerator)).bytes_in_flight_per_sm / 1e3
+    wrong[PER_SCHEDULER] = law.bytes_in_flight_per_sm / acc.warp_alloc_granularity / 1e3
+    wrong[PER_WARP_SLOT] = law.bytes_in_flight_per_sm / acc.max_warps_per_sm / 1e3
+    wrong[WARPS_NOT_BYTES] = law.warps_needed_per_sm
+    for latency_s in LESSON_WHAT_IF_LATENCIES_S:   # section 2's what-if latencies, kept from its table
+        wrong[_what_if_latency(latency_s)] = littles_law(accelerator, latency_s=latency_s).bytes_in_flight_per_sm / 1e3
     if acc.sm_count == 132:                       # the H100 and H200: the full die's 144 SMs
         wrong[shared("sms-144", "01", "1. Two designs: latency machines and throughput machines")] = \
             law.bytes_in_flight / 144 / 1e3
     return wrong
+
+
+#: Section 2's table of what-if latencies (``for lat in (400e-9, 800e-9)`` in the lesson; the
+#: course's tests keep the two equal): a learner who reuses that cell keeps one of them.
+LESSON_WHAT_IF_LATENCIES_S = (400e-9, 800e-9)
+
+PER_SCHEDULER = Misconception(
+    "per-scheduler-not-per-sm", "One scheduler's share (the SM's bytes over its "
+    "warp_alloc_granularity sub-partitions) where the whole SM's bytes in flight were asked.", "01", _LITTLE,
+    "Little's law gives the chip's total; divide it by the SMs only.")
+PER_WARP_SLOT = Misconception(
+    "per-warp-not-per-sm", "One warp's share (the SM's bytes over its max_warps_per_sm warps) where the "
+    "whole SM's bytes in flight were asked.", "01", _LITTLE,
+    "Little's law gives the chip's total; divide it by the SMs only.")
+WARPS_NOT_BYTES = Misconception(
+    "warps-needed-not-bytes", "The warps needed per SM (warps_needed_per_sm) where the bytes in flight "
+    "per SM were asked: that count follows from the bytes, for one load size.", "01", _LITTLE,
+    "Read bytes_in_flight_per_sm, and give it in kB.")
+
+
+def _what_if_latency(latency_s) -> Misconception:
+    ns = round(latency_s * 1e9)
+    return Misconception(
+        f"what-if-latency-{ns}-ns", f"Section 2's what-if latency of {ns} ns where the task uses the lessons' "
+        "assumed DRAM latency, ASSUMED_DRAM_LATENCY_S: the bytes in flight grow in proportion to the "
+        "latency.", "01", _LITTLE, "Pass latency_s=ASSUMED_DRAM_LATENCY_S (littles_law's default).")
+
+
+#: Section 3's jittered sweep (``jitter=0.5`` drawn from ``np.random.default_rng(2024)`` in the lesson;
+#: the course's tests keep them equal): a learner who reuses that cell sweeps with jitter.
+LESSON_JITTER, LESSON_JITTER_SEED = 0.5, 2024
+
+JITTERED_SWEEP = Misconception(
+    "jittered-sweep", "Section 3's jittered simulation swept where the task's warps compute and wait "
+    "exactly 24 and 700 cycles: random jitter lets a few warps bunch up and shifts where the curve "
+    "crosses 0.9.", "01", _SIM,
+    "Run simulate_latency_hiding(np.arange(1, 65), 24, 700) without jitter.")
+LATENCY_OVER_COMPUTE = Misconception(
+    "latency-over-compute-warps", "L / C warps, the rule of thumb that enough warps cover one wait, "
+    "rounded up: that is (nearly) where one scheduler is always busy; the task asks for the first count "
+    "that reaches 0.9, N C / (C + L) >= 0.9.", "01", _SIM,
+    "Read the sweep: the first entry whose utilisation reaches 0.9.")
 
 
 @functools.lru_cache(maxsize=None)     # simulations and sweeps: once per session (callers copy the dict)
@@ -163,6 +226,10 @@ def _warps_for_90_wrong() -> dict:
             SIM_DEFAULT_CYCLES: int(default_sweep.n_warps[np.argmax(default_sweep.utilisation >= 0.9 - 1e-12)]),
             FULL_NOT_90: int(sweep.n_warps[np.argmax(sweep.utilisation >= 1 - 1e-12)]),
             KNEE_TRUNCATED: int((24 + 700) // 24),
+            LATENCY_OVER_COMPUTE: int(np.ceil(700 / 24)),
+            JITTERED_SWEEP: int(np.argmax(simulate_latency_hiding(
+                np.arange(1, 65), 24, 700, jitter=LESSON_JITTER, rng=np.random.default_rng(LESSON_JITTER_SEED))
+                .utilisation >= 0.9 - 1e-12)) + 1,
             FOUR_SCHEDULERS: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 24, 700, schedulers=4)
                                            .utilisation >= 0.9 - 1e-12)) + 1,
             COMPUTE_LATENCY_SWAPPED: int(np.argmax(simulate_latency_hiding(np.arange(1, 65), 700, 24)
@@ -250,6 +317,18 @@ def _register_wrong() -> dict:
         parts = acc.warp_alloc_granularity
         return (acc.registers_per_sm // parts // per) * parts
 
+    def per_thread_unit(r, a):
+        acc = get_accelerator(a)
+        per_warp = -(-r // acc.register_alloc_unit) * acc.register_alloc_unit * acc.warp_size
+        parts = acc.warp_alloc_granularity
+        return (acc.registers_per_sm // parts // per_warp) * parts
+
+    def alloc_nearest(r, a):
+        acc = get_accelerator(a)
+        per_warp = max(1, round(r * acc.warp_size / acc.register_alloc_unit)) * acc.register_alloc_unit
+        parts = acc.warp_alloc_granularity
+        return (acc.registers_per_sm // parts // per_warp) * parts
+
     return {shared("registers-256k", "01", "Misconceptions"):
                 lambda r, a: _warps_by_registers_with(r, a, file_scale=4),
             NO_ALLOC_ROUNDING: lambda r, a: _warps_by_registers_with(r, a, round_alloc=False),
@@ -259,7 +338,26 @@ def _register_wrong() -> dict:
             FRACTIONAL_WARPS: lambda r, a: per_part(r, a, lambda x, y: x / y),
             ONE_THREADS_REGISTERS: one_thread,
             WARP_LIMIT_APPLIED: lambda r, a: min(_warps_by_registers(r, a), get_accelerator(a).max_warps_per_sm),
-            OCCUPANCY_WARPS_FOR_LIMIT: lambda r, a: occupancy(32, r, 0, a).warps_per_sm}
+            OCCUPANCY_WARPS_FOR_LIMIT: lambda r, a: occupancy(32, r, 0, a).warps_per_sm,
+            ONE_SUBPARTITION: lambda r, a: _warps_by_registers(r, a) // get_accelerator(a).warp_alloc_granularity,
+            ALLOC_UNIT_PER_THREAD: per_thread_unit,
+            ALLOC_ROUNDED_TO_NEAREST: alloc_nearest}
+
+
+ALLOC_ROUNDED_TO_NEAREST = Misconception(
+    "register-alloc-rounded-to-nearest", "A warp's registers rounded to the nearest allocation unit: a warp "
+    "that needs part of a unit takes the whole unit, so 32 x r is always rounded up.", "01", _OCC,
+    "Round up: -(-x // unit) * unit, or math.ceil(x / unit) * unit.")
+
+
+ONE_SUBPARTITION = Misconception(
+    "one-sub-partition-only", "The warps of one sub-partition returned: the register file has "
+    "warp_alloc_granularity of them, each holding its own whole warps, so the SM holds that many times "
+    "more.", "01", _OCC, "Multiply the whole warps per sub-partition by acc.warp_alloc_granularity.")
+ALLOC_UNIT_PER_THREAD = Misconception(
+    "alloc-unit-per-thread", "Each thread's registers rounded up to register_alloc_unit: the unit is a "
+    "warp's allocation, so it is 32 x r that is rounded up, not r.", "01", _OCC,
+    "Round acc.warp_size x registers_per_thread up to a multiple of acc.register_alloc_unit.")
 
 
 def _warps_by_registers(registers_per_thread, accelerator):
@@ -337,6 +435,16 @@ SMEM_OF_UNCAPPED_BLOCKS = Misconception(
     "01", _OCC, "Recount blocks_per_sm with each cap's registers before subtracting their shared memory.")
 
 
+SPILL_PER_WARP = Misconception(
+    "spill-footprint-per-warp", "One warp's spills (32 threads) compared with the SM's L1: every resident "
+    "warp spills its own registers, so the footprint per SM is the spills of all resident threads.", "01", _OCC,
+    "Multiply the spills per thread by the threads resident on the SM: warps_per_sm x 32.")
+SPILLS_OF_ALL_SLOTS = Misconception(
+    "spills-of-every-thread-slot", "The spills counted for every thread slot of the SM (max_threads_per_sm) "
+    "where only the resident threads spill: a tighter cap lets more threads in, but rarely all 2048.", "01", _OCC,
+    "Multiply the spills per thread by the threads that cap lets in: warps_per_sm x 32.")
+
+
 def _spill_cap_wrong() -> dict:
     right = _spill_cap()
     uncapped = occupancy(_SPILL_KERNEL["threads"], _SPILL_KERNEL["registers"], _SPILL_KERNEL["smem"],
@@ -354,7 +462,10 @@ def _spill_cap_wrong() -> dict:
              SPILL_PER_BLOCK: _best_cap(_cap_rows(
                  footprint=lambda r, occ: r.spilled_per_thread * 4 * occ.threads_per_block)),
              SMEM_ONE_BLOCK: _best_cap(_cap_rows(smem_blocks=lambda occ: 1)),
-             SMEM_OF_UNCAPPED_BLOCKS: _best_cap(_cap_rows(smem_blocks=lambda occ: uncapped))}
+             SMEM_OF_UNCAPPED_BLOCKS: _best_cap(_cap_rows(smem_blocks=lambda occ: uncapped)),
+             SPILL_PER_WARP: _best_cap(_cap_rows(footprint=lambda r, occ: r.spilled_per_thread * 4 * 32)),
+             SPILLS_OF_ALL_SLOTS: _best_cap(_cap_rows(
+                 footprint=lambda r, occ: r.spilled_per_thread * 4 * get_accelerator("H100 SXM").max_threads_per_sm))}
     out, per_value = {}, {}
     for k, v in wrong.items():              # at most three names for one cap, the likelier first
         if v != right and per_value.get(v, 0) < 3:
@@ -450,7 +561,20 @@ WARPS_NOT_REGISTERS = Misconception(
     "Put the warps you found into section 4's occupancy model: which register counts let that many in?")
 
 
+ALL_WARP_SLOTS = Misconception(
+    "all-warp-slots-needed", "Every warp slot of the SM taken as needed (full occupancy): the target is "
+    "a utilisation of 0.9, which far fewer warps reach, and each warp fewer leaves more registers.", "01", _OCC,
+    "Find the fewest warps that reach 0.9 with section 3's simulator first.")
+
+
+def _warps_reaching(compute_cycles, latency_cycles) -> int:
+    """Fewest warps whose simulated utilisation (the H100's four schedulers) reaches the target."""
+    sweep = simulate_latency_hiding(np.arange(1, 65), compute_cycles, latency_cycles, schedulers=BUDGET_SCHEDULERS)
+    return int(sweep.n_warps[np.argmax(sweep.utilisation >= BUDGET_TARGET - 1e-12)])
+
+
 def _register_budget_wrong() -> dict:
+    defaults = inspect.signature(simulate_latency_hiding).parameters
     need = _warps_needed()
     per_block = BUDGET_THREADS // 32
     wrong = {WARPS_NOT_REGISTERS: need,
@@ -458,7 +582,11 @@ def _register_budget_wrong() -> dict:
              FULL_NOT_90: _largest_registers(_warps_needed(target=1.0)),
              BLOCKS_ROUNDED_DOWN: _largest_registers(need // per_block * per_block),
              PLAIN_REGISTER_DIVISION: get_accelerator("H100 SXM").registers_per_sm // (need * 32),
-             shared("registers-256k", "01", "Misconceptions"): _largest_registers(need, file_scale=4)}
+             shared("registers-256k", "01", "Misconceptions"): _largest_registers(need, file_scale=4),
+             SIM_DEFAULT_CYCLES: _largest_registers(_warps_reaching(defaults["compute_cycles"].default,
+                                                                    defaults["latency_cycles"].default)),
+             COMPUTE_LATENCY_SWAPPED: _largest_registers(_warps_reaching(BUDGET_L, BUDGET_C)),
+             ALL_WARP_SLOTS: _largest_registers(get_accelerator("H100 SXM").max_warps_per_sm)}
     right = _register_budget()
     return {k: v for k, v in wrong.items() if v != right}
 
@@ -537,6 +665,18 @@ LOAD_WIDTH = Misconception(
     "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
 
 
+ONE_SMS_BYTES_FOR_LATENCY = Misconception(
+    "latency-from-one-sms-bytes", "The profiled latency read from one SM's bytes in flight over the whole "
+    "chip's 0.5 TB/s: the chip's bandwidth comes from every SM's loads together, so the bytes must be the "
+    "chip's too (or the bandwidth one SM's share).", "01", _LITTLE,
+    "Latency = bytes in flight / bandwidth, both for the whole chip: resident warps x 32 x 4 bytes x sm_count "
+    "over the profiled bandwidth.")
+FLOAT4_LOADS = Misconception(
+    "float4-loads-not-4-bytes", "16-byte loads (float4, section 2's wide-load example) where the kernel "
+    "reads 4-byte floats: each load in flight holds a quarter of the bytes you counted.", "01", _LITTLE,
+    "A warp of 4-byte loads has 32 x 4 bytes in flight per load.")
+
+
 PROFILE_AT_MAX_WARPS = Misconception(
     "profiled-latency-at-max-warps", "The profiled kernel's bytes in flight counted with the SM's "
     f"maximum warps: at k = 1 its {STREAM_BASE_REGISTERS + 1} registers per thread let fewer warps in, so "
@@ -576,6 +716,8 @@ def _loads_in_flight_wrong() -> dict:
              LOADS_ROUNDED_DOWN: int(np.floor(_stream_need() / (at_right * 32 * STREAM_LOAD_BYTES))),
              LANES_FORGOTTEN: _smallest_loads(lanes=1),
              LOAD_WIDTH: _smallest_loads(load_bytes=8),
+             FLOAT4_LOADS: _smallest_loads(load_bytes=16),
+             ONE_SMS_BYTES_FOR_LATENCY: _smallest_loads(latency_s=profiled * 32 * STREAM_LOAD_BYTES / STREAM_PROFILED_BANDWIDTH),
              PER_GPU: _smallest_loads(scale=acc.sm_count),
              PROFILE_AT_MAX_WARPS: _smallest_loads(
                  latency_s=acc.max_warps_per_sm * 32 * STREAM_LOAD_BYTES * acc.sm_count / STREAM_PROFILED_BANDWIDTH)}

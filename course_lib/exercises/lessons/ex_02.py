@@ -150,8 +150,20 @@ def _wave_divergence_wrong() -> dict:
             LESSON_RHO_KEPT: 1 - LESSON_RHO ** width - (1 - LESSON_RHO) ** width,
             POISSON_APPROXIMATION: 1 - math.exp(-width * rho),
             EXACTLY_ONE_LANE: width * rho * (1 - rho) ** (width - 1),
-            ALL_LANES_CASE_ONLY: 1 - rho ** width}
+            ALL_LANES_CASE_ONLY: 1 - rho ** width,
+            LANE_SHARE: rho,
+            WIDTH_MINUS_ONE: 1 - rho ** (width - 1) - (1 - rho) ** (width - 1)}
 
+
+LANE_SHARE = Misconception(
+    "share-of-lanes-not-wavefronts", "The share of lanes that take the branch (rho itself) where the "
+    "share of wavefronts that diverge was asked: one branching lane among 64 is enough to split a "
+    "wavefront.", "02", _WAVES,
+    "A wavefront diverges unless all its lanes, or none, branch: 1 - rho^W - (1 - rho)^W.")
+WIDTH_MINUS_ONE = Misconception(
+    "width-minus-one-lanes", "W - 1 lanes in the exponents, as if one lane were the reference the others "
+    "are compared with: every one of the W lanes branches on its own, so all W count.", "02", _WAVES,
+    "Use the full width W = get_accelerator('MI300X').warp_size in both uniform cases.")
 
 #: The fewest groups a simulated estimate of 02.2 is likely drawn from (the lesson's own cell
 #: simulates 2000 wavefronts): an answer within SAMPLED_SIGMAS of its standard error is read as one.
@@ -234,7 +246,34 @@ def _loop_efficiency_wrong() -> dict:
             WHOLE_WARPS: run_simt(loop_kernel(), 1024).simt_efficiency,
             LOOP_PLUS_ONE_DROPPED: run_simt(_loop_kernel_without_plus_one(), 1000).simt_efficiency,
             BODY_TWO_INSTRUCTIONS: run_simt(loop_kernel(body=2), 1000).simt_efficiency,
-            ITERATIONS_PER_WARP: float(np.mean([w.mean() / w.max() for w in warps]))}
+            ITERATIONS_PER_WARP: float(np.mean([w.mean() / w.max() for w in warps])),
+            IDLE_SHARE: 1 - run_simt(loop_kernel(), 1000).simt_efficiency,
+            MODULUS_EIGHT: run_simt(_loop_kernel_modulus_eight(), 1000).simt_efficiency,
+            EXTRA_SETUP: run_simt([Let("a", lambda v: 0)] + loop_kernel(), 1000).simt_efficiency}
+
+
+EXTRA_SETUP = Misconception(
+    "extra-setup-instruction", "An extra instruction before the loop (a = 0, say) that the task's kernel "
+    "does not have: every lane issues it, so it raises the efficiency a little.", "02", _HOW_BAD,
+    "Build the kernel exactly as the task lists it: Let('i', 0), then the While with its three-instruction body.")
+
+
+IDLE_SHARE = Misconception(
+    "idle-share-not-efficiency", "The share of lane slots left idle (1 - efficiency) where the SIMT "
+    "efficiency, the busy share, was asked.", "02", _HOW_BAD,
+    "Report run_simt(...).simt_efficiency itself: the fraction of lane slots doing work.")
+MODULUS_EIGHT = Misconception(
+    "loop-test-tid-mod-eight", "The loop test written i < tid % (7 + 1): the brackets make it tid % 8, so "
+    "lane t runs t % 8 iterations, 0 to 7, where the task gives it (t % 7) + 1.", "02", _HOW_BAD,
+    "Write the test as the task gives it, (tid % 7) + 1: the modulus is taken first, then 1 is added.")
+
+
+def _loop_kernel_modulus_eight():
+    """Wrong: the loop test i < tid % (7 + 1) (lanes run 0 to 7 iterations)."""
+    return [Let("i", lambda v: 0),
+            While(lambda v: v["i"] < v["tid"] % 8,
+                  [Let("a", lambda v: v["i"] * 2), Let("a", lambda v: v["a"] + 1),
+                   Let("i", lambda v: v["i"] + 1)])]
 
 
 LOOP_PLUS_ONE_DROPPED = Misconception(
@@ -356,7 +395,30 @@ def _sectors_wrong() -> dict:
             SECTOR_SPAN: _sector_span,
             ADDRESSES_AS_INDICES: lambda a, b: _sectors(np.asarray(a) * b, b),
             ACCESS_SIZE_IGNORED: lambda a, b: _sectors(a, 4),
-            RANGE_END_EXCLUDED: _sectors_range_exclusive}
+            RANGE_END_EXCLUDED: _sectors_range_exclusive,
+            LAST_BYTE_ONLY: lambda a, b: int(np.unique((np.asarray(a) + b - 1) // 32).size),
+            BYTE_SPAN: lambda a, b: int(math.ceil((np.max(a) + b - np.min(a)) / 32)),
+            STRADDLES_ADDED: lambda a, b: int(np.unique(np.asarray(a) // 32).size
+                                              + np.count_nonzero((np.asarray(a) + b - 1) // 32 != np.asarray(a) // 32)),
+            DISTINCT_BYTES: lambda a, b: int(math.ceil(np.unique(np.asarray(a)).size * b / 32))}
+
+
+LAST_BYTE_ONLY = Misconception(
+    "sector-of-last-byte-only", "Each access counted in the sector of its last byte only: an access that "
+    "straddles a boundary touches the sector of its first byte too.", "02", _COALESCING,
+    "An access covers sectors a // 32 to (a + b - 1) // 32: take both ends.")
+BYTE_SPAN = Misconception(
+    "byte-span-over-32", "The bytes from the lowest address to the end of the highest access, divided by "
+    "32: sectors are fixed 32-byte slots of memory, a span does not start on one, and gaps are not moved.",
+    "02", _COALESCING, "Count sector indices, address // 32, for each access: a set of them, not a length.")
+STRADDLES_ADDED = Misconception(
+    "straddling-accesses-added", "Each straddling access added as one more sector on top of the sectors "
+    "of the start addresses: the sector it reaches into may be one another lane touches already.", "02",
+    _COALESCING, "Put both sectors of every access into one set before counting.")
+DISTINCT_BYTES = Misconception(
+    "distinct-addresses-times-size", "The distinct addresses times the access size, over 32: that counts "
+    "bytes, as if packed side by side from a sector boundary; spread accesses touch more sectors than that.",
+    "02", _COALESCING, "Work from each access's own sectors, a // 32 to (a + b - 1) // 32, collected in a set.")
 
 
 def _sector_cases(rng) -> list:
@@ -537,6 +599,12 @@ LONG_PATH_AS_EXTRA = Misconception(
     "the task's long path is the whole path a long particle runs, in place of the short one.", "02", _HOW_BAD,
     "Put your length into particle_kernel(long_path=...) and count one all-long warp's issues.")
 
+WAVEFRONT_LANES = Misconception(
+    "wavefront-64-for-warp-32", "Warps of 64 lanes (the MI300X's wavefront of 02.2) where the task's "
+    "warps have 32: more lanes make a warp likelier to hold a long particle, so the sort seems to pay "
+    "sooner.", "02", _WAVES,
+    "The task packs 32 particles to a warp: the chance a warp holds a long one is 1 - (63/64)^32.")
+
 PARTICLES = 4096
 SHORT_PATH = 10
 SORT_COST = 11          # instructions per thread, the same in every thread
@@ -568,14 +636,14 @@ def _warp_issues(long_path, n_long) -> int:
     return run_simt(particle_kernel(long_path), 32, inputs={"kind": kinds}).issued
 
 
-def _expected_issues(long_path, rate=LONG_RATE, diverged_any=None, mixed_both=True):
+def _expected_issues(long_path, rate=LONG_RATE, diverged_any=None, mixed_both=True, lanes=32):
     """Expected issues per warp (arrival order, grouped order with its sort); the keywords replace
     the chance that a warp holds a long particle or the cost of a diverged warp (known mistakes)."""
     short, long_, mixed = (_warp_issues(long_path, n) for n in (0, 32, 1))
     if not mixed_both:
         mixed = long_
-    all_long = rate ** 32
-    any_long = 1 - (1 - rate) ** 32 if diverged_any is None else diverged_any
+    all_long = rate ** lanes
+    any_long = 1 - (1 - rate) ** lanes if diverged_any is None else diverged_any
     all_short = 1 - any_long
     arrival = all_short * short + all_long * long_ + (any_long - all_long) * mixed
     grouped = SORT_COST + rate * long_ + (1 - rate) * short
@@ -643,7 +711,8 @@ def _shortest_paying_path_wrong() -> dict:
              DIVERGED_RUNS_ONE_PATH: with_(mixed_both=False),
              SAMPLE_NOT_EXPECTED: _shortest(sample_pays),
              LENGTH_ROUNDED_DOWN: right - 1,
-             LONG_PATH_AS_EXTRA: _shortest(lambda n: _sort_feasible(n + SHORT_PATH) is None, hi=1000 - SHORT_PATH)}
+             LONG_PATH_AS_EXTRA: _shortest(lambda n: _sort_feasible(n + SHORT_PATH) is None, hi=1000 - SHORT_PATH),
+             WAVEFRONT_LANES: with_(lanes=get_accelerator("MI300X").warp_size)}
     return {k: v for k, v in wrong.items() if v is not None and v != right}
 
 

@@ -126,6 +126,13 @@ BINARY_BILLIONS = Misconception(
     "N billion parameters are N x 1e9; only capacities in GiB use powers of two.")
 
 
+HBM_WRITE_ADDED = Misconception(
+    "hbm-write-added-to-the-copy", "The time to write the weights into HBM added to the copy's: the "
+    "copy streams into HBM as it arrives, far faster than the host link delivers, so the link's time "
+    "is the whole of it.", "03", _LADDER,
+    "The slowest link on the path sets the time: bytes / (host_link_bandwidth / 2), nothing added.")
+
+
 def _host_copy_slips(billions, accelerator) -> dict:
     """Another chip's host link, or another element width, for the learner's copy."""
     one_way = get_accelerator(accelerator).host_link_bandwidth / 2
@@ -144,7 +151,8 @@ def _weights_from_host_wrong(billions, accelerator) -> dict:
              HBM_NOT_HOST: transfer_time_s(nbytes, acc.mem_bandwidth) * 1e3,
              # one byte a parameter gives what both link directions give: both are named
              ONE_BYTE_PARAMS: transfer_time_s(nbytes / 2, one_way) * 1e3,
-             BINARY_BILLIONS: transfer_time_s(billions * 2 ** 30 * 2, one_way) * 1e3}
+             BINARY_BILLIONS: transfer_time_s(billions * 2 ** 30 * 2, one_way) * 1e3,
+             HBM_WRITE_ADDED: (transfer_time_s(nbytes, one_way) + transfer_time_s(nbytes, acc.mem_bandwidth)) * 1e3}
     nvlink = get_link(accelerator, "nvlink").bandwidth_bytes_per_s
     if nvlink != one_way:                         # a card without NVLink: its 'nvlink' tier is the host link
         wrong[NVLINK_NOT_HOST] = transfer_time_s(nbytes, nvlink) * 1e3
@@ -172,6 +180,20 @@ MOST_WAYS = Misconception(
     "Try the choices in order, from the fewest ways, and stop at the first that reaches 90 % hits.")
 
 
+#: Section 2's worked cache (``cap, line, ways = 32 * 1024, 128, 4`` in the lesson; the course's
+#: tests keep the two equal): a learner who reuses its cell keeps its capacity and line.
+LESSON_CACHE_BYTES, LESSON_LINE_BYTES = 32 * 1024, 128
+
+LESSON_CACHE = Misconception(
+    "lesson-cache-kept", "Section 2's cache (32 KiB, 128-byte lines) simulated where the task's has 16 KiB "
+    "and 64-byte lines: the capacity and line size set the number of sets, and so which lines collide.",
+    "03", _CACHES, "Pass the task's cache to simulate_cache: 16 * 1024 bytes, 64-byte lines, each choice of ways.")
+MISS_RATE = Misconception(
+    "miss-rate-for-hit-rate", "The miss rate read where the hit rate was asked: a choice whose misses "
+    "reach 90 % is the opposite of the target.", "03", _CACHES,
+    "Read simulate_cache(...).hit_rate and find the fewest ways at which it reaches 0.9.")
+
+
 def _fewest_ways_wrong() -> dict:
     trace = conflict_trace()
     # the one-way cache's sets kept while the ways grow (the capacity grows with them): the first
@@ -182,7 +204,10 @@ def _fewest_ways_wrong() -> dict:
              FULLY_ASSOCIATIVE: 16 * 1024 // 64,
              SETS_KEPT_FIXED: grown,
              CAPACITY_OVER_STRIDE: 16 * 1024 // int(np.diff(np.unique(trace))[0]),
-             MOST_WAYS: max(WAYS_CHOICES)}
+             MOST_WAYS: max(WAYS_CHOICES),
+             LESSON_CACHE: next((w for w in WAYS_CHOICES
+                                 if simulate_cache(trace, LESSON_CACHE_BYTES, LESSON_LINE_BYTES, w).hit_rate >= 0.9), None),
+             MISS_RATE: next((w for w in WAYS_CHOICES if simulate_cache(trace, 16 * 1024, 64, w).hit_rate <= 0.1), None)}
     right = _fewest_ways()
     return {k: v for k, v in found.items() if v is not None and v != right}
 
@@ -271,7 +296,42 @@ def _bank_wrong() -> dict:
             EXTRA_PASSES: lambda a: _reference_degree(a) - 1,
             BANK_DIVIDED: lambda a: _degree_with(a, lambda w: w // N_BANKS),
             DISTINCT_WORDS_TOTAL: lambda a: int(np.unique(np.asarray(a) // BANK_BYTES).size),
-            BANKS_USED: lambda a: N_BANKS // int(np.unique((np.asarray(a) // BANK_BYTES) % N_BANKS).size)}
+            BANKS_USED: lambda a: N_BANKS // int(np.unique((np.asarray(a) // BANK_BYTES) % N_BANKS).size),
+            FULL_BROADCAST_ONLY: _broadcast_only_when_all_same,
+            DISTINCT_BANKS: lambda a: int(np.unique((np.asarray(a) // BANK_BYTES) % N_BANKS).size),
+            SIXTEEN_BANKS: lambda a: _degree_with(a, lambda w: w % 16),
+            EIGHT_BYTE_WORDS: lambda a: int(np.bincount(np.unique(np.asarray(a) // 8) % N_BANKS).max()),
+            WORDS_OVER_BANKS: lambda a: int(math.ceil(np.unique(np.asarray(a) // BANK_BYTES).size / N_BANKS))}
+
+
+WORDS_OVER_BANKS = Misconception(
+    "distinct-words-over-banks", "The warp's distinct words divided by the 32 banks, rounded up: that is "
+    "the fewest passes if the words spread evenly; the degree is set by the busiest bank.", "03", _BANKS,
+    "Count distinct words per bank and take the largest count.")
+
+
+def _broadcast_only_when_all_same(byte_addresses) -> int:
+    """Wrong: lanes counted per bank, except when every lane reads one word (a full broadcast)."""
+    words = np.asarray(byte_addresses) // BANK_BYTES
+    if np.unique(words).size == 1:
+        return 1
+    return int(np.bincount(words % N_BANKS, minlength=N_BANKS).max())
+
+
+FULL_BROADCAST_ONLY = Misconception(
+    "broadcast-only-when-all-lanes-agree", "A broadcast taken to need every lane on one word: any lanes "
+    "that read the same word are served together, so a bank's load is its distinct words, whichever "
+    "lanes share them.", "03", _BANKS, "Count distinct words per bank, for every bank, not lanes per bank.")
+DISTINCT_BANKS = Misconception(
+    "banks-used-count", "The number of distinct banks the warp touches: more banks used means fewer "
+    "passes; the degree is the most distinct words any one bank must serve.", "03", _BANKS,
+    "Group the distinct words by bank and take the largest group's size.")
+SIXTEEN_BANKS = Misconception(
+    "sixteen-banks", "16 banks, as on pre-Fermi GPUs and half-warps, where the task's shared memory has "
+    "32: bank = word % 32.", "03", _BANKS, "Use 32 banks of 4 bytes: bank = (address // 4) % 32.")
+EIGHT_BYTE_WORDS = Misconception(
+    "eight-byte-bank-words", "8-byte bank words (Kepler's 64-bit bank mode) where the task's banks are "
+    "4 bytes wide: word = address // 4.", "03", _BANKS, "Word = address // 4, bank = word % 32.")
 
 
 #: Exercise 03.5's design (task data): keep the H100 SXM's dense BF16 ridge point at the B200's
@@ -322,8 +382,29 @@ def _stacks_wrong() -> dict:
     wrong = {STACKS_ROUNDED_DOWN: int(need // (_STACK_PINS * _PIN_RATE / 8)),
              PIN_RATE_BYTES: _stacks_for(h100.ridge_point("bf16"), b200.peak("bf16"), rate=_PIN_RATE * 8),
              shared("sparse-peak", "03", _LADDER): _stacks_for(h100.ridge_point("bf16"),
-                                                               2 * b200.peak("bf16"))}
+                                                               2 * b200.peak("bf16")),
+             H100_PIN_RATE: _stacks_for(h100.ridge_point("bf16"), b200.peak("bf16"),
+                                        rate=h100.mem_data_rate_bits_per_s_per_pin),
+             H100_BANDWIDTH_KEPT: _stacks_for(1.0, h100.mem_bandwidth),
+             STACKS_SCALED_BY_PEAK: int(np.ceil(h100.mem_bus_width_bits / _STACK_PINS
+                                                * b200.peak("bf16") / h100.peak("bf16") - 1e-9))}
     return {k: v for k, v in wrong.items() if v != right}
+
+
+H100_PIN_RATE = Misconception(
+    "h100-pin-rate-for-hbm3e", "The H100 SXM's own pin rate (its HBM3, mem_data_rate_bits_per_s_per_pin) "
+    "where the task's HBM3e stacks run at 9.2 Gbit/s per pin: only the ridge point is the H100's.", "03",
+    _LADDER, "One stack moves 1024 pins x 9.2e9 bit/s / 8 bytes per second: "
+    "bus_bandwidth_bytes_per_s(1024, 9.2e9).")
+H100_BANDWIDTH_KEPT = Misconception(
+    "h100-bandwidth-kept", "The H100 SXM's bandwidth kept where its ridge point was asked: with the "
+    "B200's much higher peak, the same bandwidth gives a far higher ridge; the bandwidth must grow with "
+    "the peak.", "03", _LADDER, "The bandwidth needed is the new peak over the H100's ridge: peak / ridge.")
+STACKS_SCALED_BY_PEAK = Misconception(
+    "h100-stacks-scaled-by-peak", "The H100 SXM's five stacks scaled by the ratio of the peaks: that keeps "
+    "the H100's per-stack bandwidth, but the new stacks are HBM3e at 9.2 Gbit/s per pin, faster than the "
+    "H100's.", "03", _LADDER,
+    "Compute the bandwidth needed, peak / ridge, then divide by one HBM3e stack's bytes per second.")
 # --- 03.6 (diagnose): a double-buffered kernel, and the change that pays -----------------------
 
 #: 03.6's profile: 12 tiles, copy and compute per tile (seconds), two buffers. FP8 inputs halve
@@ -389,11 +470,20 @@ COLUMNS_SWAPPED = Misconception(
     "Read the profile's headers again: which column is t_copy, and which unit waits for the other?")
 
 
+DEQUANT_FORGOTTEN = Misconception(
+    "fp8-dequantization-forgotten", "FP8 inputs costed without their dequantization: each tile must turn "
+    "the FP8 slices back into BF16 before the same math, and those 0.3 us lengthen every compute step.",
+    "03", _ASYNC, "Add the dequantization to the FP8 change's compute per tile, then ask which of the two "
+    "times per tile is now the larger.")
+
+
 def _pipeline_change_wrong() -> dict:
     fastest_copy = min(PIPE_CHANGES, key=lambda c: pipeline_change(c).t_copy_s)
     swapped = min(PIPE_CHANGES, key=lambda c: _pipeline_after(c, PIPE_COMPUTE_S, PIPE_COPY_S).total_s)
+    no_dequant = min(PIPE_CHANGES, key=lambda c: pipeline_timeline(PIPE_TILES, PIPE_COPY_S / 2, PIPE_COMPUTE_S, 2).total_s
+                     if c == "fp8 inputs" else pipeline_change(c).total_s)
     found = {MORE_BUFFERS: "third buffer", FASTER_MATH: "faster math", BIGGEST_COPY_CUT: fastest_copy,
-             COLUMNS_SWAPPED: swapped}
+             COLUMNS_SWAPPED: swapped, DEQUANT_FORGOTTEN: no_dequant}
     right = _best_pipeline_change()
     return {k: v for k, v in found.items() if v != right}
 

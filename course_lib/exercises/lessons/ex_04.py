@@ -139,8 +139,17 @@ def _decode_gemv_wrong(accelerator, hidden) -> dict:
             shared("other-accelerator", "04", _BOUND): _decode_gemv_time_us(other_accelerator(accelerator), hidden),
             shared("fp32-bytes", "04", _INTENSITY): place_kernel(
                 matmul_kernel("gemv", 1, hidden, hidden, "fp32"), accelerator, "bf16").t_min_s * 1e6,
-            **_gemv_term_widths(accelerator, hidden)}
+            **_gemv_term_widths(accelerator, hidden),
+            PER_SM_BANDWIDTH: place_kernel(matmul_kernel("gemv", 1, hidden, hidden, "bf16"), dataclasses.replace(
+                get_accelerator(accelerator), mem_bandwidth=get_accelerator(accelerator).mem_bandwidth
+                / get_accelerator(accelerator).sm_count), "bf16").t_min_s * 1e6}
 
+
+PER_SM_BANDWIDTH = Misconception(
+    "one-sms-bandwidth-for-the-chip", "One SM's share of the bandwidth (mem_bandwidth / sm_count) for a "
+    "kernel that runs on the whole chip: the GEMV's bytes are read by every SM together, at the chip's "
+    "full bandwidth.", "04", _BOUND,
+    "Divide the bytes by the chip's mem_bandwidth itself; per-SM shares are for one SM's part of the work.")
 
 def _gemv_term_widths(accelerator, hidden) -> dict:
     """One term of the byte count (the vector in, or the vector out) at another width than BF16's:
@@ -207,7 +216,26 @@ def _smallest_batch_wrong() -> dict:
             LAST_MEMORY_BOUND: right - 1,
             # (one FLOP per multiply-add lands where 4-byte elements, the sparse peak and the FP8
             # peak do: three names are shown for one value, and those three were seen first)
-            SQUARE_RULE: int(np.ceil(3 * ridge))}
+            SQUARE_RULE: int(np.ceil(3 * ridge)),
+            RIDGE_ROUNDED_UP: _first_m(matmul_intensity, np.ceil(ridge)),
+            RIDGE_ROUNDED: _first_m(matmul_intensity, np.rint(ridge)),
+            C_AT_FP32: _first_m(lambda m, k, n, b: 2 * m * k * n / (b * (m * k + k * n) + 4 * m * n), ridge)}
+
+
+RIDGE_ROUNDED_UP = Misconception(
+    "ridge-rounded-to-integer", "The ridge point rounded up to a whole number of FLOP per byte before "
+    "the comparison: the intensity of a batch only has to reach the ridge itself, and near the ridge it "
+    "grows by a fraction of a FLOP per byte per token.", "04", _INTENSITY,
+    "Compare each intensity with peak / bandwidth unrounded.")
+RIDGE_ROUNDED = Misconception(
+    "ridge-rounded-to-nearest", "The ridge point rounded to the nearest whole number of FLOP per byte "
+    "(as printed) before the comparison: the batch must reach the ridge itself, and near it the "
+    "intensity grows by a fraction of a FLOP per byte per token.", "04", _INTENSITY,
+    "Compare each intensity with peak / bandwidth unrounded, not with a printout of it.")
+C_AT_FP32 = Misconception(
+    "c-at-fp32-width", "The output C counted at 4 bytes per element, the FP32 accumulator's width: the "
+    "task's matmul writes C in BF16, 2 bytes per element like A and B.", "04", _INTENSITY,
+    "Count all three matrices at 2 bytes per element: 2 (m k + k n + m n) bytes.")
 
 
 C_READ_AND_WRITTEN = Misconception(
@@ -265,7 +293,46 @@ def _intensity_wrong() -> dict:
             ELEMENT_SIZE_FIXED: lambda m, k, n, bytes_per_element=2: matmul_intensity(m, k, n, 2),
             BITS_NOT_BYTES: wrong(flop2, all3, lambda b: 8 * b),
             FLOOR_DIVISION: lambda m, k, n, bytes_per_element=2: (2 * m * k * n) // (bytes_per_element * all3(m, k, n)),
-            C_SIZED_N_BY_K: wrong(flop2, lambda m, k, n: m * k + 2 * k * n)}
+            C_SIZED_N_BY_K: wrong(flop2, lambda m, k, n: m * k + 2 * k * n),
+            A_FORGOTTEN: wrong(flop2, lambda m, k, n: k * n + m * n),
+            B_FORGOTTEN: wrong(flop2, lambda m, k, n: m * k + m * n),
+            A_SIZED_M_BY_N: wrong(flop2, lambda m, k, n: k * n + 2 * m * n),
+            B_SIZED_K_BY_M: wrong(flop2, lambda m, k, n: 2 * m * k + m * n),
+            DIMENSIONS_ADDED: wrong(flop2, lambda m, k, n: m + k + n),
+            C_AT_FP32: lambda m, k, n, bytes_per_element=2: 2 * m * k * n / (
+                bytes_per_element * (m * k + k * n) + 4 * m * n),
+            INTENSITY_ROUNDED: lambda m, k, n, bytes_per_element=2: round(matmul_intensity(m, k, n, bytes_per_element)),
+            FLOP_WITHOUT_K: wrong(lambda m, k, n: 2 * m * n, all3)}
+
+
+FLOP_WITHOUT_K = Misconception(
+    "flop-without-k", "2 m n FLOP, one multiply-add per output element: each of the m n outputs is a dot "
+    "product of length k, k multiply-adds.", "04", _INTENSITY, "FLOP = 2 m k n: 2 per term, k terms per output.")
+
+
+A_FORGOTTEN = Misconception(
+    "a-read-forgotten", "The read of A left out of the bytes (only B and C counted): the activations "
+    "cross the memory bus too, m x k elements of them.", "04", _INTENSITY,
+    "Count the bytes of all three matrices: m k + k n + m n elements.")
+B_FORGOTTEN = Misconception(
+    "b-read-forgotten", "The read of B left out of the bytes (only A and C counted): the weights "
+    "cross the memory bus too, k x n elements of them.", "04", _INTENSITY,
+    "Count the bytes of all three matrices: m k + k n + m n elements.")
+A_SIZED_M_BY_N = Misconception(
+    "a-sized-m-by-n", "A's bytes counted as m x n (C's shape) where A is m x k: each operand has its "
+    "own shape.", "04", _INTENSITY,
+    "Bytes: A is m x k, B is k x n, C is m x n; test a shape with m, k and n all different.")
+B_SIZED_K_BY_M = Misconception(
+    "b-sized-k-by-m", "B's bytes counted as k x m (A's shape turned round) where B is k x n: each "
+    "operand has its own shape.", "04", _INTENSITY,
+    "Bytes: A is m x k, B is k x n, C is m x n; test a shape with m, k and n all different.")
+DIMENSIONS_ADDED = Misconception(
+    "dimensions-added-not-multiplied", "The bytes counted as m + k + n elements: each matrix holds the "
+    "product of its two dimensions, m k, k n and m n elements.", "04", _INTENSITY,
+    "An m x k matrix has m k elements: bytes = bytes_per_element x (m k + k n + m n).")
+INTENSITY_ROUNDED = Misconception(
+    "intensity-rounded", "The intensity rounded to a whole number: it is a ratio, a float, and a kernel "
+    "near a ridge point is judged by its fraction too.", "04", _INTENSITY, "Return the quotient unrounded.")
 
 
 BANDWIDTH_OVER_INTENSITY = Misconception(
@@ -313,7 +380,35 @@ def _roofline_wrong() -> dict:
             TERA_UNITS: lambda i, p, b: roof(i, p, b) / 1e12,
             RIDGE_UPSIDE_DOWN: lambda i, p, b: np.where(np.asarray(i, dtype=float) >= b / p, float(p),
                                                         b * np.asarray(i, dtype=float)),
-            INTENSITY_PER_ELEMENT: lambda i, p, b: np.minimum(p, b * np.asarray(i, dtype=float) / 2)}
+            INTENSITY_PER_ELEMENT: lambda i, p, b: np.minimum(p, b * np.asarray(i, dtype=float) / 2),
+            BANDWIDTH_IN_GB: lambda i, p, b: np.minimum(p, b / 1e9 * np.asarray(i, dtype=float)),
+            SECONDS_PER_FLOP: lambda i, p, b: 1 / roof(i, p, b),
+            ROOFS_AVERAGED: lambda i, p, b: (p + b * np.asarray(i, dtype=float)) / 2,
+            INTENSITY_TRUNCATED: lambda i, p, b: np.minimum(p, b * np.asarray(i, dtype=float).astype(int)),
+            PEAK_IN_TERA: lambda i, p, b: np.minimum(p / 1e12, b * np.asarray(i, dtype=float))}
+
+
+INTENSITY_TRUNCATED = Misconception(
+    "intensity-cast-to-int", "The intensities cast to integers (dtype=int) before the multiplication: a "
+    "kernel at 0.5 FLOP per byte then gets no rate at all, and every fraction is lost.", "04", _BOUND,
+    "Keep the intensities as floats: np.asarray(intensity, dtype=float).")
+PEAK_IN_TERA = Misconception(
+    "peak-taken-in-tflops", "The peak divided by 1e12 (TFLOP/s) where the sloped roof stays in FLOP/s: the "
+    "two roofs must be in one unit before the lower is taken, and the function returns FLOP/s.", "04", _BOUND,
+    "Use peak_flops as it comes, in FLOP/s, like bandwidth x intensity.")
+
+
+BANDWIDTH_IN_GB = Misconception(
+    "bandwidth-taken-in-gb", "The bandwidth divided by 1e9 (as if to GB/s) before it multiplies the "
+    "intensity: the function receives bytes/s, and bytes/s x FLOP/byte is the FLOP/s it returns.", "04", _BOUND,
+    "Use the bandwidth as it comes, in bytes/s: the sloped roof is bandwidth x intensity.")
+SECONDS_PER_FLOP = Misconception(
+    "roofline-as-seconds-per-flop", "The time per FLOP (1 / rate) returned where the rate was asked: "
+    "the roofline gives FLOP/s, higher for a faster kernel.", "04", _BOUND,
+    "Return min(peak, bandwidth x intensity) itself, in FLOP/s.")
+ROOFS_AVERAGED = Misconception(
+    "roofs-averaged", "The two roofs averaged: a kernel cannot beat either of them, so the bound is "
+    "the lower one, not a mix.", "04", _BOUND, "Take np.minimum(peak, bandwidth x intensity), elementwise.")
 
 
 def _odd_size(rng, low, high) -> int:
@@ -503,14 +598,62 @@ EASIEST_PREFILL = Misconception(
     "Compute the L2 bandwidth each prefill needs; which of them does every prefill's bound depend on?")
 
 
-def _l2_for_free_tiles_wrong() -> dict:
+def _l2_need_on(accelerator="A100", peak_flops=None, bytes_per_element=2) -> float:
+    """04.7's L2 bandwidth (TB/s) worked out on another chip, with another peak or element width (a
+    learner's slip): the largest per-prefill need, untiled bound over the tiles' L2 intensity."""
+    from course_lib.tiling import tiled_matmul_traffic
+    acc = get_accelerator(accelerator)
+    peak = acc.peak("bf16") if peak_flops is None else peak_flops
+    m = np.arange(1, TOKENS_MAX + 1, dtype=float)
+    k = n = float(TILE_KN)
+    hbm = 2 * m * k * n / (bytes_per_element * (m * k + k * n + m * n))
+    bound = np.minimum(peak, acc.mem_bandwidth * hbm)
+    l2 = np.array([tiled_matmul_traffic(int(r), TILE_KN, TILE_KN, TILE, bytes_per_element=bytes_per_element)
+                   .intensity_flops_per_byte for r in m])
+    return float(np.max(bound / l2) / 1e12)
+
+
+@functools.lru_cache(maxsize=None)      # 4096 counts per chip, peak and width
+def _l2_need_slips() -> dict:
+    """The sparse peak, FP32 elements, another chip's row of the catalog, another precision's peak."""
+    a100 = get_accelerator("A100")
+    return {shared("sparse-peak", "04", _SPARSITY): _l2_need_on(peak_flops=2 * a100.peak("bf16")),
+            shared("fp32-bytes", "04", _INTENSITY): _l2_need_on(bytes_per_element=4),
+            **_other_accelerators(_l2_need_on, "A100", "04", _HIER),
+            **_peak_precisions(lambda p: _l2_need_on(peak_flops=a100.peak(p)), "04", _SPARSITY,
+                               precisions=("fp32", "tf32", "int8"))}
+
+
+def _l2_need_without_c() -> float:
+    """04.7 with the tiles' L2 traffic counted as the re-reads of A and B only (C's writes left out)."""
+    from course_lib.tiling import tiled_matmul_traffic
+    need = 0.0
+    for m in range(1, TOKENS_MAX + 1):
+        t = tiled_matmul_traffic(m, TILE_KN, TILE_KN, TILE, bytes_per_element=2)
+        need = max(need, _untiled_bound(m) / (2 * m * TILE_KN * TILE_KN / (t.a_bytes + t.b_bytes)) / 1e12)
+    return need
+
+
+L2_WITHOUT_C = Misconception(
+    "l2-traffic-without-c", "The tiles' L2 traffic counted as the re-reads of A and B alone: each tile also "
+    "writes its piece of C through L2, and at a small prefill those bytes lower the L2 intensity enough "
+    "to move the answer.", "04", _HIER,
+    "Count the L2 bytes of all three matrices: tiled_matmul_traffic(...) has a_bytes, b_bytes and c_bytes.")
+
+
+def _l2_for_free_tiles_listed() -> dict:
     right = _l2_for_free_tiles()
     wrong = {FULL_TILES_ONLY: _l2_needed_tbs(TOKENS_MAX),
              SQUARE_TILE_INTENSITY: _l2_for_free_tiles(TILE / 2),
              PEAK_FORGOTTEN: _l2_for_free_tiles(with_peak=False),
              HBM_ROOF_FORGOTTEN: _l2_for_free_tiles(with_hbm=False),
-             EASIEST_PREFILL: min(_l2_needed_tbs(m) for m in range(1, TOKENS_MAX + 1))}
+             EASIEST_PREFILL: min(_l2_needed_tbs(m) for m in range(1, TOKENS_MAX + 1)),
+             L2_WITHOUT_C: _l2_need_without_c()}
     return {k: v for k, v in wrong.items() if abs(v / right - 1) > 1e-3}
+
+
+_l2_for_free_tiles_wrong = _with_generated(_l2_for_free_tiles_listed, _l2_for_free_tiles,
+                                           lambda: dict(_l2_need_slips()), rel_tol=1e-3)
 
 
 # --- 04.8 (diagnose, then design): the largest batch under a latency target, from measurements --
