@@ -20,12 +20,12 @@ def _load(name):
     return module
 
 
-#: The first two rounds were written by the helper who then tuned the feedback; 26c to 26g are
+#: The first two rounds were written by the helper who then tuned the feedback; 26c to 26h are
 #: blind rounds (written from the lessons and exercise files only), tuned on afterwards: they are
 #: not out of sample any more. Their tables, with the figures before tuning, are the .md files
-#: beside them; 26e, 26f and 26g list what was named after tuning in NAMED_AFTER_TUNING. 26h is
-#: blind too and was measured out of sample (after fix-h1 and fix-h2, whose developers never read
-#: it); no feedback has been tuned on it, so its NAMED are the figures as measured.
+#: beside them; 26e, 26f, 26g and 26h list what was named after tuning in NAMED_AFTER_TUNING. 26h
+#: was measured out of sample first (after fix-h1 and fix-h2, whose developers never read it), then
+#: tuned on (fix-26h); its figures before tuning are in its .md.
 ROUNDS = {"first": _load("wrong_answers_round_26"), "second": _load("wrong_answers_round_26b"),
           "26c": _load("wrong_answers_round_26c"), "26d": _load("wrong_answers_round_26d"),
           "26e": _load("wrong_answers_round_26e"), "26f": _load("wrong_answers_round_26f"),

@@ -192,6 +192,10 @@ MISS_RATE = Misconception(
     "miss-rate-for-hit-rate", "The miss rate read where the hit rate was asked: a choice whose misses "
     "reach 90 % is the opposite of the target.", "03", _CACHES,
     "Read simulate_cache(...).hit_rate and find the fewest ways at which it reaches 0.9.")
+LAST_SHORT_OF_TARGET = Misconception(
+    "last-choice-below-target", "The sweep read one row too early: the last associativity whose hit rate "
+    "is still below 90 % where the first that reaches it was asked.", "03", _CACHES,
+    "Check the hit rate at your choice: the answer's own run must reach 0.9.")
 
 
 def _fewest_ways_wrong() -> dict:
@@ -209,6 +213,10 @@ def _fewest_ways_wrong() -> dict:
                                  if simulate_cache(trace, LESSON_CACHE_BYTES, LESSON_LINE_BYTES, w).hit_rate >= 0.9), None),
              MISS_RATE: next((w for w in WAYS_CHOICES if simulate_cache(trace, 16 * 1024, 64, w).hit_rate <= 0.1), None)}
     right = _fewest_ways()
+    # the row above the answer in the sweep: after the capacity over the spacing, which gives the
+    # same number without a sweep (the likelier reading of it)
+    found[LAST_SHORT_OF_TARGET] = max((w for w in WAYS_CHOICES if w < right
+                                       and simulate_cache(trace, 16 * 1024, 64, w).hit_rate < 0.9), default=None)
     return {k: v for k, v in found.items() if v is not None and v != right}
 
 

@@ -127,7 +127,8 @@ def _decode_gemv_slips(accelerator, hidden) -> dict:
 
 def _decode_gemv_wrong(accelerator, hidden) -> dict:
     point = place_kernel(matmul_kernel("decode GEMV", 1, hidden, hidden, "bf16"), accelerator, "bf16")
-    return {shared("seconds-for-unit", "04", _BOUND): point.t_min_s,
+    return {Q_IN_ELEMENTS: _gemv_time_us(accelerator, hidden, 2 * hidden + hidden * hidden),
+            shared("seconds-for-unit", "04", _BOUND): point.t_min_s,
             Misconception("milliseconds-for-microseconds", "Milliseconds where microseconds were "
                           "asked.", "04", _BOUND,
                           "Seconds to microseconds is x 1e6, not x 1e3."): point.t_min_s * 1e3,
@@ -145,6 +146,10 @@ def _decode_gemv_wrong(accelerator, hidden) -> dict:
                 / get_accelerator(accelerator).sm_count), "bf16").t_min_s * 1e6}
 
 
+Q_IN_ELEMENTS = Misconception(
+    "gemv-bytes-counted-as-elements", "Q counted in elements, the element size left out: the memory "
+    "time divides bytes by bytes per second, and each BF16 element is 2 bytes.", "04", _INTENSITY,
+    "Q = bytes_per_element x (m k + k n + m n): multiply the elements moved by their size in bytes.")
 PER_SM_BANDWIDTH = Misconception(
     "one-sms-bandwidth-for-the-chip", "One SM's share of the bandwidth (mem_bandwidth / sm_count) for a "
     "kernel that runs on the whole chip: the GEMV's bytes are read by every SM together, at the chip's "
@@ -268,6 +273,10 @@ FLOOR_DIVISION = Misconception(
     "it is a float.", "04", _INTENSITY, "Divide with /, not //.")
 
 
+C_SIZED_M_BY_K = Misconception(
+    "c-sized-m-by-k", "C's bytes counted as m x k (A's shape) where C is m x n: the output has one "
+    "element per row of A and column of B, whatever the length k of the dot products.", "04", _INTENSITY,
+    "Bytes: A is m x k, B is k x n, C is m x n; test a shape with m, k and n all different.")
 C_SIZED_N_BY_K = Misconception(
     "c-sized-n-by-k", "C's bytes counted as n x k (B's shape turned round) where C is m x n: the output "
     "has one element per row of A and column of B.", "04", _INTENSITY,
@@ -294,6 +303,7 @@ def _intensity_wrong() -> dict:
             BITS_NOT_BYTES: wrong(flop2, all3, lambda b: 8 * b),
             FLOOR_DIVISION: lambda m, k, n, bytes_per_element=2: (2 * m * k * n) // (bytes_per_element * all3(m, k, n)),
             C_SIZED_N_BY_K: wrong(flop2, lambda m, k, n: m * k + 2 * k * n),
+            C_SIZED_M_BY_K: wrong(flop2, lambda m, k, n: 2 * m * k + k * n),
             A_FORGOTTEN: wrong(flop2, lambda m, k, n: k * n + m * n),
             B_FORGOTTEN: wrong(flop2, lambda m, k, n: m * k + m * n),
             A_SIZED_M_BY_N: wrong(flop2, lambda m, k, n: k * n + 2 * m * n),

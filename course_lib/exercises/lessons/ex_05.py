@@ -459,15 +459,44 @@ def _margin_wrong() -> dict:
         F.simulate_fp8_scaling).parameters["history_len"].default) == 0), None)
     jump_only = math.ceil(math.log2(_DRIFT["spike_factor"]))
     spike_step_only = next((m for m in range(0, 20) if _clipped(m, count="spike") == 0), None)
+    # log2 of the worst growth over the history rounded down: named before a sweep stopped one margin
+    # early and the jump's step checked alone, which may give the same number
+    worst = _worst_growth_over_history()
+    rounded_down = int(math.floor(math.log2(worst)))
+    if rounded_down != right:
+        wrong[MARGIN_ROUNDED_DOWN] = rounded_down
     for mistake, value in ((HISTORY_LEFT_AT_DEFAULT, history_default),
-                           (JUMP_ONLY, jump_only), (SPIKE_STEP_ONLY, spike_step_only)):
+                           (JUMP_ONLY, jump_only)):
         if value is not None and value != right:
             wrong[mistake] = value
-    wrong.update({MARGIN_STILL_CLIPS: right - 1, MARGIN_TOO_LARGE: right + 1})
+    wrong.update({MARGIN_STILL_CLIPS: right - 1})
+    # the jump's step checked alone, the least likely reading of its number: listed only while fewer
+    # than three likelier ones give it (three candidates are shown for one value, and every listed
+    # one must be named)
+    if (spike_step_only is not None and spike_step_only != right
+            and sum(v == spike_step_only for v in wrong.values()) < 3):
+        wrong[SPIKE_STEP_ONLY] = spike_step_only
+    wrong.update({MARGIN_TOO_LARGE: right + 1})
     wrong.update(_margin_more())
     return wrong
 
 
+def _worst_growth_over_history() -> float:
+    """The largest ratio of a step's amax to the largest amax of the history window before it."""
+    amax = np.abs(_drift_steps()).max(axis=1)
+    return float(max(amax[t] / amax[max(0, t - _DRIFT_HISTORY):t].max() for t in range(1, amax.size)))
+
+
+MARGIN_ROUNDED_DOWN = Misconception(
+    "margin-log2-rounded-down", "log2 of the worst growth over the history rounded down (floor, or int()): "
+    "a margin of m makes room for a factor 2^m, so it must reach log2 of the ratio, the first whole number "
+    "at or above it.", "05", _FP8,
+    "Round log2 of the worst ratio up, or sweep whole margins with the simulation and read overflow_counts.")
+WHOLE_RUN_RANGE = Misconception(
+    "margin-for-the-whole-runs-range", "A margin sized for amax's growth over the whole run, first step to "
+    "largest: the delayed scale follows the last 4 steps' amax, so it only has to cover how far a step's "
+    "amax outgrows the largest of the history window before it.", "05", _FP8,
+    "Compare each step's amax with the largest amax of the 4 steps before it, not with the first step's.")
 SPIKE_FACTOR_AS_MARGIN = Misconception(
     "jump-factor-as-margin", "The 3x jump taken as a margin of 3: the margin counts binades, powers of "
     "two (the scale is divided by 2^m), so a margin of m makes room for a factor 2^m, not m.", "05", _FP8,
@@ -996,8 +1025,8 @@ MARGIN_NOT_ROUNDED = _h(
 def _margin_more() -> dict:
     right = _smallest_safe_margin()
     amax = np.abs(_drift_steps()).max(axis=1)
-    worst = max(amax[t] / amax[max(0, t - _DRIFT_HISTORY):t].max() for t in range(1, amax.size))
-    found = {MARGIN_AS_FACTOR: 2 ** right, MARGIN_NOT_ROUNDED: float(np.log2(worst))}
+    found = {MARGIN_AS_FACTOR: 2 ** right, MARGIN_NOT_ROUNDED: float(np.log2(_worst_growth_over_history())),
+             WHOLE_RUN_RANGE: int(math.ceil(math.log2(amax.max() / amax.min())))}
     return {k: v for k, v in found.items() if v != right}
 
 

@@ -810,8 +810,41 @@ TUPLE_ORDER = _h(
     "(m_new, l_new, o_new), in the order of its arguments.", _ATTENTION, "return m_new, l_new, o_new")
 
 
+def _online_raw_scores(m_prev, l_prev, o_prev, s_block, v_block):
+    """The block's raw scores exponentiated, exp(s_block), and added to l and o as they are (a known
+    mistake: no maximum subtracted, no factor on the sums so far)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        m_new = np.maximum(m_prev, s_block.max(axis=1))
+        p = np.exp(s_block)
+        return m_new, l_prev + p.sum(axis=1), o_prev + p @ v_block
+
+
+def _online_flipped_first_block_kept(m_prev, l_prev, o_prev, s_block, v_block):
+    """The factor inverted, exp(m_new - m_prev), with the first block (m_prev = -inf) given a factor
+    0, so that it alone comes out right (a known mistake)."""
+    m_new = np.maximum(m_prev, s_block.max(axis=1))
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.where(np.isfinite(m_prev), np.exp(m_new - m_prev), 0.0)
+        p = np.exp(s_block - m_new[:, None])
+        return m_new, a * l_prev + p.sum(axis=1), a[:, None] * o_prev + p @ v_block
+
+
+RAW_SCORES = _h(
+    "raw-scores-exponentiated", "The raw scores exponentiated, exp(s_block), and added to l and o with no "
+    "maximum subtracted: l_prev and o_prev were summed against m_prev, so the block's terms are on another "
+    "footing, and scores in the hundreds overflow to infinity.", _ATTENTION,
+    "Exponentiate s_block - m_new[:, None], and bring l_prev and o_prev to m_new before adding the block.")
+ALPHA_FLIPPED_FIRST_BLOCK = _h(
+    "rescale-factor-inverted-past-the-first-block", "The rescaling factor inverted, exp(m_new - m_prev), "
+    "with the first block set apart (factor 0 while m_prev is -inf): the first block comes out right, the "
+    "later ones do not. When the maximum grows, the sums so far must shrink.", _ATTENTION,
+    "Test a block after the first whose scores raise the maximum: the factor on l_prev and o_prev must be "
+    "below 1 there.")
+
+
 def _online_more() -> dict:
-    return {MAX_OVER_WHOLE_BLOCK: _online_custom(max_over="block"), EXP2_NOT_EXP: _online_custom(base="2"),
+    return {RAW_SCORES: _online_raw_scores, ALPHA_FLIPPED_FIRST_BLOCK: _online_flipped_first_block_kept,
+            MAX_OVER_WHOLE_BLOCK: _online_custom(max_over="block"), EXP2_NOT_EXP: _online_custom(base="2"),
             BLOCK_NORMALISED: _online_custom(block_normalised=True), BLOCK_OWN_MAX: _online_custom(p_max="block"),
             TUPLE_ORDER: _online_custom(order="lmo")}
 
