@@ -334,3 +334,41 @@ def test_where_pages_cannot_run_the_picture_script_the_picture_is_ipywidgets_ima
     assert type(ex.image) is widgets.Image and bytes(ex.image.value).startswith(b"\x89PNG")
     ex.controls["batch"].value = 4
     assert ex.result[0].kernel.name.startswith("your matmul (4x") and not ex._frames
+
+
+def test_a_value_the_browser_snaps_to_its_step_grid_changes_nothing(monkeypatch):
+    """Just after display a float slider's page may send its value back snapped to the step grid
+    (1.3 as 0.1 + 12 x 0.1): the same picture, so nothing is drawn and the frames of a hand's first
+    steps, being drawn ahead, are not cancelled. A real step still draws."""
+    import asyncio
+
+    from course_lib.widgets import _base
+    from course_lib.widgets.memory import pipeline_explorer
+
+    monkeypatch.setattr(_base, "_WARM_AFTER_S", 0.01)
+    monkeypatch.setattr(_base, "_SHARPEN_AFTER_S", 60)
+
+    async def snap_then_step():
+        ex = pipeline_explorer()
+        ex.image._handle_custom_msg({"event": "shown"}, [])
+        pending = ex._ahead
+        _base.UPDATE_LOG.clear()
+        copy = ex.controls["t_copy_us"]
+        copy.set_state({"value": 0.1 + 12 * 0.1})
+        snapped = (ex._ahead is pending, list(_base.UPDATE_LOG))
+        await _settled(ex)
+        held = [frame[4]["buffers"] for frame in ex._frames.values()]
+        start = ex.controls["buffers"].value
+        ex.controls["buffers"].set_state({"value": start + 1})
+        step = dict(_base.UPDATE_LOG[-1])
+        copy.set_state({"value": 1.5})
+        moved = dict(_base.UPDATE_LOG[-1])
+        for handle in (ex._sharpen, ex._ahead):
+            if handle is not None:
+                handle.cancel()
+        return snapped, held, start, step, moved
+
+    (kept, logged), held, start, step, moved = asyncio.run(snap_then_step())
+    assert kept and logged == []
+    assert start + 1 in held and step.get("drawn_ahead")
+    assert moved["values"]["t_copy_us"] == "1.5" and not moved.get("drawn_ahead")

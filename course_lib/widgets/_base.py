@@ -332,6 +332,7 @@ class FigureExplorer:
         self._figure = None
         self._pixel_ratio = _PIXEL_RATIO
         self._sharpen = None        # the pending full-sharpness redraw (an asyncio TimerHandle)
+        self._shown_key = None      # the controls' values (``_key``) of the picture shown
         self._ahead = None          # the pending draw-ahead (an asyncio TimerHandle)
         self._frames: collections.OrderedDict = collections.OrderedDict()   # values -> drawn frame
         self.text = widgets.HTML(layout=widgets.Layout(min_height="2.6em"))
@@ -390,6 +391,11 @@ class FigureExplorer:
         or ``index`` for a selection) is drawn at ``_LIVE_PIXEL_RATIO`` at once, and at full
         sharpness once the controls have rested ``_SHARPEN_AFTER_S``: the picture follows the hand."""
         loop = _running_loop() if getattr(change["owner"], "_property_lock", None) else None
+        if loop is not None and self._key(self.values()) == self._shown_key:
+            # The browser's slider snapped a value to its step grid (1.3 -> 1.3000000000000003) and
+            # sent it back: the picture shown is already the one for these values, and the frames
+            # being drawn ahead (those of a hand's first steps, just after display) still wanted.
+            return
         for pending in (self._sharpen, self._ahead):
             if pending is not None:
                 pending.cancel()
@@ -494,6 +500,7 @@ class FigureExplorer:
             if isinstance(self.image, Picture):
                 self.image.key = page_key(self.controls, self.values(), pixel_ratio) or []
         self._pixel_ratio = pixel_ratio
+        self._shown_key = self._key(self.values())
         record.update(t_image_sent=time.time(), png_bytes=len(png), png_sha=_digest(png),
                       send_s=time.perf_counter() - start)
 
