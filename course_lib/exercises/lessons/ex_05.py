@@ -203,12 +203,15 @@ def _truncating_int8(x, block_size):
 
 
 def _block_quantizer(top=127.0, clip=(-127, 127), rounding=np.rint, signed_max=False, dequantize=True,
-                     spans=None, short_last="quantize"):
+                     spans=None, short_last="quantize", whole_block=False, codes_divided=False,
+                     zero_point=False):
     """A per-block INT8 quantizer with one step done another way (the known mistakes of 05.4):
     ``top`` the code the block's max maps to, ``clip`` the codes' range (None: no clip), ``rounding``,
     ``signed_max`` (max(x), not max|x|), ``dequantize`` (False: the codes returned), ``spans(cols,
     block_size)`` the blocks of a row, ``short_last`` what happens to a shorter last block ('quantize',
-    'copy': left as it was, 'zero')."""
+    'copy': left as it was, 'zero'), ``whole_block`` (one max over every row of the block, not one per
+    row), ``codes_divided`` (the codes divided by the scale to dequantize), ``zero_point`` (min-max
+    asymmetric INT8, 255 levels and a zero point)."""
     def quantize(x, block_size):
         x = np.asarray(x, dtype=float)
         cols = x.shape[-1]
@@ -219,12 +222,19 @@ def _block_quantizer(top=127.0, clip=(-127, 127), rounding=np.rint, signed_max=F
             if short_last != "quantize" and b - a < block_size:
                 continue
             block = x[..., a:b]
-            peak = np.max(block if signed_max else np.abs(block), axis=-1, keepdims=True)
+            if zero_point:
+                lo, hi = block.min(axis=-1, keepdims=True), block.max(axis=-1, keepdims=True)
+                scale = np.where(hi > lo, (hi - lo) / 255, 1.0)
+                zero = np.rint(-128 - lo / scale)
+                out[..., a:b] = (np.clip(np.rint(block / scale + zero), -128, 127) - zero) * scale
+                continue
+            peak = np.max(block if signed_max else np.abs(block), axis=None if whole_block else -1,
+                          keepdims=True)
             scale = np.where(peak == 0, 1.0, peak / top)
             codes = rounding(block / scale)
             if clip is not None:
                 codes = np.clip(codes, *clip)
-            out[..., a:b] = codes * scale if dequantize else codes
+            out[..., a:b] = (codes / scale if codes_divided else codes * scale) if dequantize else codes
         return out
     return quantize
 
@@ -949,43 +959,21 @@ QUANTIZE_DEFAULT_BLOCK = _h(
     "Pass block_size=block_size on.")
 
 
-def _block_more() -> dict:
-    def custom(spans=None, amax_axis=1, top=127.0, rounding=np.rint, clip=(-127, 127), codes_div=False,
-               asym=False):
-        def quantize(x, block_size):
-            x = np.asarray(x, dtype=float)
-            out = np.empty_like(x)
-            cols = x.shape[1]
-            bounds = spans(cols, block_size) if spans else [(a, min(a + block_size, cols))
-                                                             for a in range(0, cols, block_size)]
-            for a, b in bounds:
-                block = x[:, a:b]
-                if asym:
-                    lo, hi = block.min(axis=1, keepdims=True), block.max(axis=1, keepdims=True)
-                    s = np.where(hi > lo, (hi - lo) / 255, 1.0)
-                    zero = np.rint(-128 - lo / s)
-                    out[:, a:b] = (np.clip(np.rint(block / s + zero), -128, 127) - zero) * s
-                    continue
-                amax = np.max(np.abs(block), axis=amax_axis, keepdims=amax_axis is not None)
-                s = np.where(amax > 0, amax / top, 1.0)
-                codes = rounding(block / s)
-                if clip is not None:
-                    codes = np.clip(codes, *clip)
-                out[:, a:b] = codes / s if codes_div else codes * s
-            return out
-        return quantize
+def _count_spans(cols, block_size) -> list:
+    """A row split into block_size near-equal pieces (np.array_split's count, not their size)."""
+    return [(int(p[0]), int(p[-1]) + 1) for p in np.array_split(np.arange(cols), block_size) if p.size]
 
-    def by_count(cols, block_size):
-        return [(int(p[0]), int(p[-1]) + 1) for p in np.array_split(np.arange(cols), block_size) if p.size]
-    return {AMAX_OVER_ALL_ROWS: custom(amax_axis=None),
-            INT8_TOP_255: custom(top=255.0, clip=None),
-            INT8_TOP_HALF_255: custom(top=127.5, clip=(-128, 127)),
-            CEIL_NOT_ROUND: custom(rounding=np.ceil),
+
+def _block_more() -> dict:
+    return {AMAX_OVER_ALL_ROWS: _block_quantizer(whole_block=True),
+            INT8_TOP_255: _block_quantizer(top=255.0, clip=None),
+            INT8_TOP_HALF_255: _block_quantizer(top=127.5, clip=(-128, 127)),
+            CEIL_NOT_ROUND: _block_quantizer(rounding=np.ceil),
             SCALE_PER_COLUMN: lambda x, block_size: F.quantize(np.asarray(x, dtype=float), "int8", "channel",
                                                                axis=1).dequantized,
-            BLOCK_SIZE_AS_COUNT: custom(spans=by_count),
-            CODES_OVER_SCALE: custom(codes_div=True),
-            ASYMMETRIC_MINMAX: custom(asym=True),
+            BLOCK_SIZE_AS_COUNT: _block_quantizer(spans=_count_spans),
+            CODES_OVER_SCALE: _block_quantizer(codes_divided=True),
+            ASYMMETRIC_MINMAX: _block_quantizer(zero_point=True),
             QUANTIZE_DEFAULT_BLOCK: lambda x, block_size: F.quantize(np.asarray(x, dtype=float), "int8",
                                                                      "block").dequantized}
 
