@@ -88,6 +88,11 @@ WS_HOOK = r"""
     }
   }
   window.WebSocket = LoggedSocket;
+  // Which picture an <img> shows: the first 16 hex digits of the SHA-256 of its bytes.
+  window.__sha16 = async url => {
+    const d = await crypto.subtle.digest('SHA-256', await (await fetch(url)).arrayBuffer());
+    return Array.from(new Uint8Array(d)).map(x => x.toString(16).padStart(2, '0')).join('').slice(0, 16);
+  };
 })();
 """
 
@@ -113,10 +118,7 @@ ARM = """(el) => {
       b.page = page;
       const done = () => { b.t_decoded = performance.now();
                            requestAnimationFrame(() => { b.t_frame = performance.now(); resolve('ok'); }); };
-      // Which picture was shown (after the timing): the first 16 hex digits of its SHA-256.
-      b.sha = fetch(img.src).then(r => r.arrayBuffer()).then(buf => crypto.subtle.digest('SHA-256', buf))
-        .then(d => Array.from(new Uint8Array(d)).map(x => x.toString(16).padStart(2, '0')).join('').slice(0, 16),
-              () => null);
+      b.sha = window.__sha16(img.src).catch(() => null);     // which picture (after the timing)
       img.decode().then(done, err => { b.error = String(err); done(); });
     });
     obs.observe(img, {attributes: true, attributeFilter: ['src']});
@@ -125,12 +127,8 @@ ARM = """(el) => {
 }"""
 
 #: The first 16 hex digits of the SHA-256 of the picture an explorer shows now.
-SHOWN_SHA = """async (el) => {
-  const imgs = el.querySelectorAll('img.widget-image');
-  const buf = await (await fetch(imgs[imgs.length - 1].src)).arrayBuffer();
-  const d = await crypto.subtle.digest('SHA-256', buf);
-  return Array.from(new Uint8Array(d)).map(x => x.toString(16).padStart(2, '0')).join('').slice(0, 16);
-}"""
+SHOWN_SHA = """(el) => { const imgs = el.querySelectorAll('img.widget-image');
+                        return window.__sha16(imgs[imgs.length - 1].src); }"""
 
 WAIT = f"""() => Promise.race([window.__benchDone,
                              new Promise(r => setTimeout(() => r('timeout'), {KEY_TIMEOUT_MS}))])

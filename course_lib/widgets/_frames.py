@@ -37,13 +37,15 @@ export default () => {
 
   const valuesNow = () => JSON.stringify(controls.map(c => norm(c.model.get(c.attr))));
 
+  function paintOne(img, url, width, height, source) {
+    img.src = url;
+    img.setAttribute("width", width);
+    img.setAttribute("height", height);
+    img.dataset.source = source;
+  }
+
   function paint(url, width, height, source) {
-    for (const img of views) {
-      img.src = url;
-      img.setAttribute("width", width);
-      img.setAttribute("height", height);
-      img.dataset.source = source;
-    }
+    for (const img of views) paintOne(img, url, width, height, source);
   }
 
   function keep(values, frame) {
@@ -121,7 +123,7 @@ export default () => {
       views.add(img);
       if (model.get("value") && model.get("value").byteLength) {
         const frame = shownValues !== null && shownRatio === 1 ? frames.get(shownValues) : null;
-        if (frame) { img.src = frame.url; img.setAttribute("width", frame.width); img.setAttribute("height", frame.height); }
+        if (frame) paintOne(img, frame.url, frame.width, frame.height, "page");
         else { shownValues = null; onKernel(model); }
       }
       model.send({event: "shown"});
