@@ -54,11 +54,7 @@ REQUIRED = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_identity_and_a_private_log(monkeypatch, tmp_path):
-    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+pytestmark = pytest.mark.usefixtures("anonymous_learner")
 
 
 def _listed(ex, learner=None) -> dict:

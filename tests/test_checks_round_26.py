@@ -35,11 +35,7 @@ for _round in ROUNDS.values():
 CASES = [(name, i) for name, r in ROUNDS.items() for i in range(len(r.R)) if i not in r.RIGHT_BY_LUCK]
 
 
-@pytest.fixture(autouse=True)
-def _no_identity(monkeypatch, tmp_path):
-    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+pytestmark = pytest.mark.usefixtures("anonymous_learner")
 
 
 @pytest.mark.parametrize("round_name, index", CASES)

@@ -86,11 +86,7 @@ NEW_ANSWERS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_identity(monkeypatch, tmp_path):
-    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+pytestmark = pytest.mark.usefixtures("anonymous_learner")
 
 
 def _keys(error: ExerciseError) -> list:

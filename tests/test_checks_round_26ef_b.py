@@ -81,11 +81,7 @@ FUNCTION_IDS = [i for i in IDS if isinstance(get_exercise(i), FunctionExercise)]
 VALUE_IDS = [i for i in IDS if isinstance(get_exercise(i), ValueExercise)]
 
 
-@pytest.fixture(autouse=True)
-def _no_identity(monkeypatch, tmp_path):
-    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+pytestmark = pytest.mark.usefixtures("anonymous_learner")
 
 
 def _rejected(exercise_id, answer) -> str:

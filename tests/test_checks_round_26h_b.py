@@ -23,11 +23,7 @@ from course_lib.exercises.registry import get_exercise
 from course_lib.hardware import bytes_per_element, get_accelerator
 
 
-@pytest.fixture(autouse=True)
-def _no_identity(monkeypatch, tmp_path):
-    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+pytestmark = pytest.mark.usefixtures("anonymous_learner")
 
 
 # --- 05 -----------------------------------------------------------------------------------------

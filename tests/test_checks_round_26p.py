@@ -24,11 +24,7 @@ ROUND = _load("wrong_answers_round_26p")
 WRONG = [i for i in range(len(ROUND.R)) if i not in ROUND.RIGHT_BY_LUCK]
 
 
-@pytest.fixture(autouse=True)
-def _no_identity(monkeypatch, tmp_path):
-    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+pytestmark = pytest.mark.usefixtures("anonymous_learner")
 
 
 @pytest.mark.parametrize("index", WRONG)

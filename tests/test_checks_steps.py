@@ -29,11 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 LEARNERS = (None, "ada", "grace")
 
 
-@pytest.fixture(autouse=True)
-def _no_identity(monkeypatch, tmp_path):
-    for name in ("COURSE_LEARNER_ID", "NBGRADER_STUDENT_ID", "JUPYTERHUB_USER", "NBGRADER_EXECUTION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "course_home"))
+pytestmark = pytest.mark.usefixtures("anonymous_learner")
 
 
 # --------------------------------------------------------------------------------------------
