@@ -64,11 +64,12 @@ export default () => {
     return URL.createObjectURL(new Blob([bytes], {type: "image/png"}));
   }
 
-  // A control moved in this page: show the frame held for the values it gives, if any.
+  // A control moved in this page (or a frame arrived for the values it holds): show the frame held
+  // for those values, unless the screen shows them already (the sharp picture stays sharp).
   function onControl() {
     const values = valuesNow();
     const frame = frames.get(values);
-    if (!frame || (values === shownValues && shownRatio === 1)) return;
+    if (!frame || values === shownValues) return;
     paint(frame.url, frame.width, frame.height, "page");
     shownValues = values; shownRatio = 1; fromPage = true;
     if (textModel && frame.text !== null) textModel.set("value", frame.text);
